@@ -1,0 +1,186 @@
+"""The contract every game in gamebridge meets.
+
+A game is a stateless rules object (OpenSpiel's ``Game``) over immutable,
+hashable states (OpenSpiel's ``State``). Two ways to move, as in python-chess:
+
+* ``apply(state, move)`` — the fast path, no validation; search code uses it.
+* ``play(state, text)`` — the checked path: parse the text, check legality,
+  raise a typed error. Anything that touches model text uses it.
+
+Moves are small hashable values (an ``int`` for the board games, a ``str`` for
+Wordle); ``move_to_text`` and ``parse_move`` convert them to and from the
+notation the model reads and writes.
+"""
+
+from __future__ import annotations
+
+import enum
+import random
+from abc import ABC, abstractmethod
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+State = TypeVar("State", bound=Hashable)
+Move = TypeVar("Move", bound=Hashable)
+
+
+class GameError(ValueError):
+    """Base of the errors a game raises on bad input; always a ``ValueError``."""
+
+
+class InvalidMoveError(GameError):
+    """The text is not a move in this game's notation (a format failure)."""
+
+
+class IllegalMoveError(GameError):
+    """The text names a real move that is not legal in this position."""
+
+
+class Termination(enum.Enum):
+    """Why a game ended."""
+
+    WIN = "win"
+    """A player met the game's winning condition (a line, more discs, the word)."""
+    DRAW = "draw"
+    """The board filled or the game ended with equal scores."""
+    LOSS = "loss"
+    """Single-player games only: the player ran out of attempts."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The result of a finished game.
+
+    ``winner`` is the winning player's index, or ``None`` for a draw (and for a
+    lost single-player game). ``scores`` holds one number per player: discs for
+    Othello, guesses left for Wordle, 1/0 for line games.
+    """
+
+    termination: Termination
+    winner: int | None
+    scores: tuple[float, ...]
+
+    def result_for(self, player: int) -> str:
+        """``"win"``, ``"draw"`` or ``"loss"`` from ``player``'s point of view."""
+        if self.winner is None:
+            return "loss" if self.termination is Termination.LOSS else "draw"
+        return "win" if self.winner == player else "loss"
+
+
+@dataclass(frozen=True)
+class GameSpec:
+    """One declarative description of a game (OpenSpiel's ``_GAME_INFO``).
+
+    Adapters, prompts and docs read it instead of hard-coding facts.
+    """
+
+    name: str
+    """Registry id, e.g. ``"othello"``."""
+    title: str
+    """Human name, e.g. ``"Othello"``."""
+    num_players: int
+    """1 (Wordle) or 2 (the board games)."""
+    player_names: tuple[str, ...]
+    """How the prompt names each side, e.g. ``("Black", "White")``."""
+    board_shape: tuple[int, int]
+    """Rows and columns of the board (Wordle: guesses x letters)."""
+    max_plies: int
+    """An upper bound on the length of any game, passes included."""
+    move_syntax: str
+    """One sentence telling the model how to write a move."""
+    move_examples: tuple[str, ...]
+    """A few well-formed moves, shown in prompts and docs."""
+    rules: str
+    """A short statement of the rules for the system prompt."""
+
+
+class Game(ABC, Generic[State, Move]):
+    """Rules of one game. Subclasses set ``spec`` and implement the methods."""
+
+    spec: GameSpec
+
+    # --- positions -------------------------------------------------------
+    @abstractmethod
+    def initial_state(self, rng: random.Random | None = None) -> State:
+        """The start position. Games with hidden or random set-up (Wordle's
+        answer) draw it from ``rng``; deterministic games ignore it."""
+
+    @abstractmethod
+    def to_play(self, state: State) -> int:
+        """Index of the player to move (0 moves first)."""
+
+    @abstractmethod
+    def legal_moves(self, state: State) -> Sequence[Move]:
+        """Every legal move, in one fixed sorted order; empty when terminal."""
+
+    @abstractmethod
+    def apply(self, state: State, move: Move) -> State:
+        """Fast path: the position after ``move``. No validation."""
+
+    @abstractmethod
+    def is_terminal(self, state: State) -> bool:
+        """True when the game is over."""
+
+    @abstractmethod
+    def outcome(self, state: State) -> Outcome | None:
+        """The result, or ``None`` while the game goes on."""
+
+    # --- notation --------------------------------------------------------
+    @abstractmethod
+    def move_to_text(self, state: State, move: Move) -> str:
+        """The move in the notation the model uses."""
+
+    @abstractmethod
+    def parse_move(self, state: State, text: str) -> Move:
+        """Parse notation into a move. Raises ``InvalidMoveError`` for text that
+        is not a move of this game, ``IllegalMoveError`` for a move that is not
+        legal in ``state``."""
+
+    @abstractmethod
+    def render(self, state: State) -> str:
+        """The position as the model sees it: the board and whose turn it is,
+        never hidden information (Wordle's answer)."""
+
+    def parse_board(self, text: str) -> State:
+        """Inverse of ``render``: the position a rendered board shows (for
+        Wordle, the guesses and feedback, with the answer unknown). Scripted
+        players use it to play from the observation text alone, as a model
+        would. ``text`` may contain other lines around the board."""
+        raise NotImplementedError(f"{self.spec.name} cannot read its board back")
+
+    def solve(self, state: State, rng: random.Random) -> Move:
+        """One-player games only: a good move for a scripted player (Wordle:
+        the guess that best splits the remaining candidates)."""
+        raise NotImplementedError(f"{self.spec.name} has no solver")
+
+    # --- scoring (read by opponents and rewards) --------------------------
+    @abstractmethod
+    def margin(self, state: State, player: int) -> float:
+        """How far ahead ``player`` is, scaled to [-1, 1] (0 where the game has
+        no natural margin)."""
+
+    def evaluate(self, state: State, player: int) -> float:
+        """Heuristic value of a non-terminal position for ``player`` in
+        [-1, 1]; search scores terminal positions itself. Default: margin."""
+        return self.margin(state, player)
+
+    def ordered_moves(self, state: State) -> Sequence[Move]:
+        """Legal moves in the order search should try them (best guess first).
+        Default: ``legal_moves``."""
+        return self.legal_moves(state)
+
+    # --- derived, shared by every game ----------------------------------
+    def play(self, state: State, text: str) -> State:
+        """Checked path: parse ``text``, check legality, apply."""
+        if self.is_terminal(state):
+            raise IllegalMoveError(f"the game is over; no move is legal\n{self.render(state)}")
+        return self.apply(state, self.parse_move(state, text))
+
+    def legal_moves_text(self, state: State) -> list[str]:
+        """The legal moves in notation, in ``legal_moves`` order."""
+        return [self.move_to_text(state, m) for m in self.legal_moves(state)]
+
+    def state_to_json(self, state: State) -> Any:
+        """A JSON-able form of the state (for trajectories). Default: render."""
+        return self.render(state)
