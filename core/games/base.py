@@ -93,6 +93,9 @@ class GameSpec:
     """A few well-formed moves, shown in prompts and docs."""
     rules: str
     """A short statement of the rules for the system prompt."""
+    list_legal_moves: bool = True
+    """Whether observations list the legal moves (False where there are
+    thousands, as in Wordle)."""
 
 
 class Game(ABC, Generic[State, Move]):
