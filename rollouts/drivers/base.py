@@ -1,0 +1,258 @@
+"""The driver contract (docs/drivers.md) and helpers every driver shares.
+
+A driver runs tasks through one framework against an OpenAI-compatible
+endpoint and returns one :class:`RolloutRecord` per task, in task order.
+
+Two ways to write one:
+
+* override :meth:`Driver.run` entirely (a framework that runs a whole batch
+  itself, e.g. ``vf-eval``), using :func:`run_parallel` / :func:`as_tasks`;
+* or override :meth:`Driver.run_task` (one task, one episode) and, when the
+  framework needs set-up (a server, a registry), :meth:`Driver.session`; the
+  default :meth:`Driver.run` then runs the tasks on a thread pool with a tqdm
+  progress bar and keeps the order.
+
+:class:`StepClock` splits wall time into model time and environment +
+framework time (``env_seconds`` = wall - model calls).
+"""
+
+from __future__ import annotations
+
+import time
+from abc import ABC
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field, fields
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+
+if TYPE_CHECKING:
+    from core.tasks import Task
+    from rollouts.llm import ChatClient
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+class DriverError(RuntimeError):
+    """A driver could not run a task (the framework failed, a server died...)."""
+
+
+@dataclass
+class RolloutRecord:
+    """One task run through one framework (the row of a ``runs/*.jsonl`` file)."""
+
+    framework: str
+    task: dict[str, Any]
+    """``Task.to_dict()``."""
+    trajectory: dict[str, Any]
+    """``Episode.to_dict()`` of the episode that really ran (in the server, if any)."""
+    reward: dict[str, Any]
+    """``RewardBreakdown`` as a dict (total, components, weights)."""
+    wall_seconds: float
+    """The whole episode, model calls included."""
+    env_seconds: float
+    """Time inside the environment + framework (model calls excluded)."""
+    steps: int
+    """Model replies."""
+    completion_tokens: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-able dict (one JSONL line)."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, row: dict[str, Any]) -> RolloutRecord:
+        """Inverse of :meth:`to_dict`; unknown keys are ignored."""
+        names = {f.name for f in fields(cls)}
+        missing = names - row.keys()
+        if missing:
+            raise ValueError(f"rollout record lacks {sorted(missing)}")
+        return cls(**{k: row[k] for k in names})
+
+
+@dataclass
+class RunContext:
+    """What :meth:`Driver.run_task` gets: the endpoint and a shared client,
+    plus anything the driver's :meth:`Driver.session` set up in ``extra``."""
+
+    base_url: str
+    model: str
+    api_key: str | None
+    client: ChatClient
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class StepClock:
+    """Wall time of one episode, split into model calls and the rest.
+
+    >>> clock = StepClock()
+    >>> with clock.model():
+    ...     pass
+    >>> clock.wall_seconds >= clock.model_seconds >= 0.0
+    True
+    """
+
+    def __init__(self) -> None:
+        self._start = time.perf_counter()
+        self._end: float | None = None
+        self.model_seconds = 0.0
+
+    @contextmanager
+    def model(self) -> Iterator[None]:
+        """Time spent inside this block counts as model time."""
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.model_seconds += time.perf_counter() - t0
+
+    def add_model_seconds(self, seconds: float) -> None:
+        """Model time measured elsewhere (e.g. reported by a framework)."""
+        self.model_seconds += max(0.0, seconds)
+
+    def stop(self) -> None:
+        """Freeze the wall clock (idempotent)."""
+        if self._end is None:
+            self._end = time.perf_counter()
+
+    @property
+    def wall_seconds(self) -> float:
+        end = self._end if self._end is not None else time.perf_counter()
+        return end - self._start
+
+    @property
+    def env_seconds(self) -> float:
+        return max(0.0, self.wall_seconds - self.model_seconds)
+
+
+def as_tasks(tasks: Iterable[Task | dict[str, Any]]) -> list[Task]:
+    """Tasks from ``Task`` objects or their dicts."""
+    from core.tasks import Task
+
+    return [t if isinstance(t, Task) else Task.from_dict(t) for t in tasks]
+
+
+def task_dict(task: Task | dict[str, Any]) -> dict[str, Any]:
+    """``Task.to_dict()`` of a task or a task dict (normalised)."""
+    from core.tasks import Task
+
+    return (task if isinstance(task, Task) else Task.from_dict(task)).to_dict()
+
+
+def make_record(
+    framework: str,
+    task: Task | dict[str, Any],
+    trajectory: dict[str, Any],
+    reward: dict[str, Any] | Any,
+    clock: StepClock,
+    steps: int,
+    completion_tokens: int,
+) -> RolloutRecord:
+    """A record from the pieces a driver collected (``reward`` may be a
+    ``RewardBreakdown`` or its dict)."""
+    clock.stop()
+    if not isinstance(reward, dict):
+        to_dict = getattr(reward, "to_dict", None)
+        reward = to_dict() if callable(to_dict) else asdict(reward)
+    return RolloutRecord(
+        framework=framework,
+        task=task_dict(task),
+        trajectory=trajectory,
+        reward=reward,
+        wall_seconds=clock.wall_seconds,
+        env_seconds=clock.env_seconds,
+        steps=steps,
+        completion_tokens=completion_tokens,
+    )
+
+
+def run_parallel(
+    items: Sequence[T],
+    fn: Callable[[T], R],
+    *,
+    concurrency: int = 1,
+    progress: bool = False,
+    desc: str = "rollouts",
+) -> list[R]:
+    """``[fn(x) for x in items]`` on ``concurrency`` threads, results in input
+    order, with a tqdm bar when ``progress``. The first exception propagates
+    (after the running calls finish)."""
+    bar = None
+    if progress:
+        try:
+            from tqdm import tqdm
+
+            bar = tqdm(total=len(items), desc=desc, unit="ep")
+        except ImportError:  # progress bars are a nicety, not a requirement
+            bar = None
+    try:
+        if concurrency <= 1 or len(items) <= 1:
+            out = []
+            for item in items:
+                out.append(fn(item))
+                if bar is not None:
+                    bar.update(1)
+            return out
+
+        def wrapped(item: T) -> R:
+            result = fn(item)
+            if bar is not None:
+                bar.update(1)
+            return result
+
+        with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix=desc) as pool:
+            return list(pool.map(wrapped, items))
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+class Driver(ABC):
+    """Runs tasks through one framework. Subclasses set ``name`` and override
+    :meth:`run_task` (+ :meth:`session` if needed) or :meth:`run`."""
+
+    name: ClassVar[str] = ""
+
+    def run(
+        self,
+        tasks: Iterable[Task | dict[str, Any]],
+        *,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        concurrency: int = 1,
+        progress: bool = False,
+    ) -> list[RolloutRecord]:
+        """One record per task, in task order."""
+        task_list = as_tasks(tasks)
+        with self.session(base_url=base_url, model=model, api_key=api_key,
+                          concurrency=concurrency) as ctx:
+            return run_parallel(
+                task_list,
+                lambda t: self.run_task(t, ctx),
+                concurrency=concurrency,
+                progress=progress,
+                desc=self.name or type(self).__name__,
+            )
+
+    @contextmanager
+    def session(
+        self, *, base_url: str, model: str, api_key: str | None, concurrency: int = 1
+    ) -> Iterator[RunContext]:
+        """Set-up shared by all tasks of one :meth:`run` (default: a client)."""
+        from rollouts.llm import ChatClient
+
+        client = ChatClient(base_url, model, api_key)
+        try:
+            yield RunContext(base_url=base_url, model=model, api_key=api_key, client=client)
+        finally:
+            client.close()
+
+    def run_task(self, task: Task, ctx: RunContext) -> RolloutRecord:
+        """Run one task (override this, or :meth:`run`)."""
+        raise NotImplementedError(f"{type(self).__name__} implements neither run nor run_task")
+
+    def available(self) -> tuple[bool, str]:
+        """Whether the framework is importable here, and why not."""
+        return True, ""

@@ -1,0 +1,78 @@
+"""The reference driver: ``core.Episode`` driven directly through ``ChatClient``.
+
+No framework at all: reset, ask the model, step, until done. Every other
+driver's trajectory must equal this one's for the same task and model
+(tests/conformance).
+
+With ``use_tools=True`` the request offers the ``make_move`` tool and a tool
+call's ``move`` argument goes through ``Episode.step_move``; a reply without a
+tool call goes through ``Episode.step`` as text (core judges it).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from rollouts.drivers.base import Driver, RolloutRecord, RunContext, StepClock, make_record
+
+if TYPE_CHECKING:
+    from core.tasks import Task
+
+MAKE_MOVE = "make_move"
+
+
+def make_move_tool(game: str) -> dict[str, Any]:
+    """The ``make_move`` tool schema for ``game``, from core (core owns every
+    word the model reads)."""
+    from core import prompts
+
+    fn = getattr(prompts, "make_move_tool", None)
+    if fn is None:
+        raise NotImplementedError("core.prompts.make_move_tool is missing: tool mode needs it")
+    tool: dict[str, Any] = fn(game)
+    return tool
+
+
+class CoreDriver(Driver):
+    """Drives ``core.Episode`` with no framework in between."""
+
+    name = "core"
+
+    def __init__(self, use_tools: bool = False) -> None:
+        self.use_tools = use_tools
+
+    def run_task(self, task: Task, ctx: RunContext) -> RolloutRecord:
+        from core.episode import Episode
+
+        clock = StepClock()
+        episode = Episode(task)
+        messages: list[dict[str, Any]] = [
+            {"role": "system", "content": episode.system_prompt},
+            {"role": "user", "content": episode.reset()},
+        ]
+        tools = [make_move_tool(task.game)] if self.use_tools else None
+        steps = tokens = 0
+        while not episode.done:
+            with clock.model():
+                completion = ctx.client.complete(messages, tools=tools)
+            steps += 1
+            tokens += completion.completion_tokens
+            messages.append(completion.assistant_message())
+            call = next((c for c in completion.tool_calls if c.name == MAKE_MOVE), None)
+            if call is not None:
+                result = episode.step_move(str(call.arguments.get("move", "")))
+                if not result.done:
+                    messages.append(
+                        {"role": "tool", "tool_call_id": call.id, "content": result.observation}
+                    )
+            else:
+                result = episode.step(completion.text)
+                if not result.done:
+                    messages.append({"role": "user", "content": result.observation})
+        trajectory = episode.to_dict()
+        # The trajectory must be JSON: fail here, not later in a JSONL writer.
+        json.dumps(trajectory)
+        return make_record(
+            self.name, task, trajectory, episode.reward(), clock, steps, tokens
+        )

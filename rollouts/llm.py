@@ -1,0 +1,256 @@
+"""A small client for OpenAI-compatible chat endpoints.
+
+``ChatClient(base_url, model).complete(messages, tools=None)`` posts one
+``/chat/completions`` request and returns a :class:`Completion`. It retries on
+connection errors and on 429/5xx answers (with a short backoff), never on other
+4xx answers, which would fail again. ``AsyncChatClient`` is the same over
+``httpx.AsyncClient`` for drivers that want asyncio concurrency.
+
+The API key is taken from ``OPENAI_API_KEY`` when ``api_key`` is ``None``; the
+embedded policy server ignores it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+try:
+    import httpx
+except ImportError as e:  # pragma: no cover - exercised only without the extra
+    raise ImportError(
+        "rollouts.llm needs httpx; install with: pip install -e '.[rollouts]'"
+    ) from e
+
+DEFAULT_TIMEOUT = 120.0
+RETRY_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
+
+
+class ModelError(RuntimeError):
+    """The endpoint answered with an error, or with something that is not a
+    chat completion. The message holds the status and the body's start."""
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One function call the model asked for (arguments already decoded)."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any]
+    raw_arguments: str = ""
+
+    def to_message_dict(self) -> dict[str, Any]:
+        """The call as it appears in an assistant message's ``tool_calls``."""
+        return {
+            "id": self.id,
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "arguments": self.raw_arguments or json.dumps(self.arguments),
+            },
+        }
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One model reply: its text (``""`` when it only called tools), its tool
+    calls and the number of completion tokens the endpoint reported."""
+
+    text: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    completion_tokens: int = 0
+    prompt_tokens: int = 0
+    finish_reason: str | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def assistant_message(self) -> dict[str, Any]:
+        """The reply as an OpenAI assistant message, to append to the history."""
+        msg: dict[str, Any] = {"role": "assistant", "content": self.text}
+        if self.tool_calls:
+            msg["tool_calls"] = [tc.to_message_dict() for tc in self.tool_calls]
+        return msg
+
+
+def _parse_arguments(raw: Any) -> dict[str, Any]:
+    if isinstance(raw, dict):
+        return raw
+    if not isinstance(raw, str) or not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def parse_completion(body: Any) -> Completion:
+    """A :class:`Completion` from a ``/chat/completions`` JSON body."""
+    if not isinstance(body, dict) or not body.get("choices"):
+        raise ModelError(f"not a chat completion: {str(body)[:300]}")
+    choice = body["choices"][0]
+    message = choice.get("message") or {}
+    calls = []
+    for i, tc in enumerate(message.get("tool_calls") or []):
+        fn = tc.get("function") or {}
+        raw_args = fn.get("arguments", "")
+        calls.append(
+            ToolCall(
+                id=str(tc.get("id") or f"call_{i}"),
+                name=str(fn.get("name", "")),
+                arguments=_parse_arguments(raw_args),
+                raw_arguments=raw_args if isinstance(raw_args, str) else json.dumps(raw_args),
+            )
+        )
+    usage = body.get("usage") or {}
+    return Completion(
+        text=message.get("content") or "",
+        tool_calls=tuple(calls),
+        completion_tokens=int(usage.get("completion_tokens") or 0),
+        prompt_tokens=int(usage.get("prompt_tokens") or 0),
+        finish_reason=choice.get("finish_reason"),
+        raw=body,
+    )
+
+
+class _Base:
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_retries: int = 4,
+        backoff: float = 0.25,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.api_key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.backoff = backoff
+
+    @property
+    def url(self) -> str:
+        return f"{self.base_url}/chat/completions"
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        return headers
+
+    def _payload(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        temperature: float | None,
+        max_tokens: int | None,
+        extra: dict[str, Any] | None,
+    ) -> dict[str, Any]:
+        payload: dict[str, Any] = {"model": self.model, "messages": messages}
+        if tools:
+            payload["tools"] = tools
+        if temperature is not None:
+            payload["temperature"] = temperature
+        if max_tokens is not None:
+            payload["max_tokens"] = max_tokens
+        if extra:
+            payload.update(extra)
+        return payload
+
+    def _check(self, response: httpx.Response) -> Completion:
+        if response.status_code >= 400:
+            raise ModelError(
+                f"{self.url} answered {response.status_code}: {response.text[:500]}"
+            )
+        try:
+            body = response.json()
+        except ValueError as e:
+            raise ModelError(f"{self.url} answered non-JSON: {response.text[:300]}") from e
+        return parse_completion(body)
+
+
+class ChatClient(_Base):
+    """Synchronous client; thread-safe (one pooled ``httpx.Client``)."""
+
+    def __init__(self, base_url: str, model: str, api_key: str | None = None, **kw: Any) -> None:
+        super().__init__(base_url, model, api_key, **kw)
+        self._http = httpx.Client(timeout=self.timeout)
+
+    def complete(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> Completion:
+        """One chat completion. Retries connection errors and 429/5xx."""
+        payload = self._payload(messages, tools, temperature, max_tokens, extra)
+        for attempt in range(self.max_retries + 1):
+            try:
+                response = self._http.post(self.url, json=payload, headers=self._headers())
+            except (httpx.ConnectError, httpx.ReadError, httpx.RemoteProtocolError,
+                    httpx.ConnectTimeout, httpx.WriteError) as e:
+                if attempt == self.max_retries:
+                    raise ModelError(f"cannot reach {self.url}: {e}") from e
+            else:
+                if response.status_code not in RETRY_STATUS or attempt == self.max_retries:
+                    return self._check(response)
+            time.sleep(self.backoff * (2**attempt))
+        raise ModelError(f"unreachable: retries exhausted for {self.url}")  # pragma: no cover
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> ChatClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class AsyncChatClient(_Base):
+    """Asynchronous twin of :class:`ChatClient` over ``httpx.AsyncClient``."""
+
+    def __init__(self, base_url: str, model: str, api_key: str | None = None, **kw: Any) -> None:
+        super().__init__(base_url, model, api_key, **kw)
+        self._http = httpx.AsyncClient(timeout=self.timeout)
+
+    async def complete(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> Completion:
+        """One chat completion. Retries connection errors and 429/5xx."""
+        payload = self._payload(messages, tools, temperature, max_tokens, extra)
+        for attempt in range(self.max_retries + 1):
+            try:
+                response = await self._http.post(self.url, json=payload, headers=self._headers())
+            except (httpx.ConnectError, httpx.ReadError, httpx.RemoteProtocolError,
+                    httpx.ConnectTimeout, httpx.WriteError) as e:
+                if attempt == self.max_retries:
+                    raise ModelError(f"cannot reach {self.url}: {e}") from e
+            else:
+                if response.status_code not in RETRY_STATUS or attempt == self.max_retries:
+                    return self._check(response)
+            await asyncio.sleep(self.backoff * (2**attempt))
+        raise ModelError(f"unreachable: retries exhausted for {self.url}")  # pragma: no cover
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def __aenter__(self) -> AsyncChatClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
