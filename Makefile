@@ -1,0 +1,117 @@
+# gamebridge developer targets. `make help` lists them.
+#
+# Two virtual environments:
+#   .venv       Python 3.11, `-e .[all,dev]`: core, every adapter but NeMo Gym, rollouts, tests.
+#   .venv-nemo  Python 3.12, nemo-gym==0.4.0 + `-e .` (core only): NeMo Gym needs Python >= 3.12
+#               and pins older openai/mcp than Verifiers, so it cannot share .venv.
+# Setup is idempotent: a stamp file named after a hash of pyproject.toml marks each venv as done,
+# so editing pyproject.toml re-runs the install and an unchanged tree skips it.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+.DELETE_ON_ERROR:
+
+VENV := .venv
+NEMO_VENV := .venv-nemo
+PY := $(VENV)/bin/python
+NEMO_PY := $(NEMO_VENV)/bin/python
+PYPROJECT_HASH := $(shell sha256sum pyproject.toml | cut -c1-12)
+STAMP := $(VENV)/.installed-$(PYPROJECT_HASH)
+NEMO_STAMP := $(NEMO_VENV)/.installed-$(PYPROJECT_HASH)
+NEMO_GYM_PIN := nemo-gym==0.4.0
+PYTEST_ARGS ?=
+
+.PHONY: help setup setup-venv setup-nemo setup-chromium test pytest lint format demo bench fuzz \
+	load train-tiny clean
+
+help: ## List the targets.
+	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) \
+		| awk 'BEGIN {FS = ":.*## "} {printf "  %-16s %s\n", $$1, $$2}'
+
+setup: setup-venv setup-nemo setup-chromium ## Create .venv (3.11, all extras) and .venv-nemo (3.12); install chromium.
+
+setup-venv: $(STAMP) ## Create/refresh .venv only.
+
+setup-nemo: $(NEMO_STAMP) ## Create/refresh .venv-nemo only (NeMo Gym, Python 3.12).
+
+$(STAMP): pyproject.toml
+	@start=$$(date +%s); \
+	if [ ! -x $(PY) ]; then \
+		py=$$(.ci/find-python 3.11) || { echo "setup: no Python 3.11 found" >&2; exit 1; }; \
+		echo "setup: creating $(VENV) with $$py"; \
+		"$$py" -m venv $(VENV); \
+		$(PY) -m pip install -q -U pip setuptools wheel; \
+	fi; \
+	echo "setup: installing -e .[all,dev] into $(VENV) (first time: several minutes)"; \
+	$(PY) -m pip install -q -e '.[all,dev]'; \
+	rm -f $(VENV)/.installed-*; \
+	secs=$$(( $$(date +%s) - start )); \
+	echo "$$secs" > $@; \
+	echo "setup: $(VENV) ready in $${secs}s"
+
+$(NEMO_STAMP): pyproject.toml
+	@start=$$(date +%s); \
+	if [ ! -x $(NEMO_PY) ]; then \
+		py=$$(.ci/find-python 3.12) || py=$$(.ci/find-python 3.13) || { \
+			echo "setup: WARNING no Python 3.12/3.13 found: skipping $(NEMO_VENV);" \
+			     "NeMo Gym tests will be skipped" >&2; exit 0; }; \
+		echo "setup: creating $(NEMO_VENV) with $$py"; \
+		"$$py" -m venv $(NEMO_VENV); \
+		$(NEMO_PY) -m pip install -q -U pip setuptools wheel; \
+	fi; \
+	echo "setup: installing $(NEMO_GYM_PIN) and -e . into $(NEMO_VENV) (first time: several minutes)"; \
+	$(NEMO_PY) -m pip install -q '$(NEMO_GYM_PIN)' -e . fastapi uvicorn; \
+	rm -f $(NEMO_VENV)/.installed-*; \
+	secs=$$(( $$(date +%s) - start )); \
+	echo "$$secs" > $@; \
+	echo "setup: $(NEMO_VENV) ready in $${secs}s"
+
+setup-chromium: ## Install Debian chromium (used by the HTML report test) if missing.
+	@if [ -x /usr/bin/chromium ]; then exit 0; fi; \
+	echo "setup: installing chromium (apt-get)"; \
+	if { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } \
+		>/tmp/gamebridge-chromium-install.log 2>&1; then \
+		echo "setup: chromium installed"; \
+	else \
+		echo "setup: WARNING chromium install failed (see /tmp/gamebridge-chromium-install.log);" \
+		     "chromium tests will be skipped" >&2; \
+	fi
+
+test: setup lint pytest ## Lint, then run the test suite (excluding slow tests).
+
+pytest: setup ## Run the test suite only (excluding slow tests); PYTEST_ARGS=... to add options.
+	$(PY) -m pytest -m "not slow" $(PYTEST_ARGS)
+
+lint: setup-venv ## ruff check, ruff format --check, mypy --strict on core.
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy --strict core
+
+format: setup-venv ## Format the code with ruff (and apply ruff's safe fixes).
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+
+demo: setup ## Play a short demo: every game, scripted model, printed to the terminal.
+	$(VENV)/bin/gamebridge demo
+
+# The targets below run scripts that other parts of the project provide.
+bench: setup ## Run the benchmarks (bench/run.py).
+	@test -f bench/run.py || { echo "bench: bench/run.py does not exist yet" >&2; exit 1; }
+	$(PY) bench/run.py
+
+fuzz: setup-venv ## Run the fuzzers (tests/fuzz/run.py).
+	@test -f tests/fuzz/run.py || { echo "fuzz: tests/fuzz/run.py does not exist yet" >&2; exit 1; }
+	$(PY) tests/fuzz/run.py
+
+load: setup ## Load-test the environment servers (rollouts/load.py).
+	@test -f rollouts/load.py || { echo "load: rollouts/load.py does not exist yet" >&2; exit 1; }
+	$(PY) -m rollouts.load
+
+train-tiny: setup-venv ## Train a tiny local model with TRL on CPU (rollouts/train_tiny.py).
+	@test -f rollouts/train_tiny.py || { echo "train-tiny: rollouts/train_tiny.py does not exist yet" >&2; exit 1; }
+	$(PY) -m rollouts.train_tiny
+
+clean: ## Remove caches and build output (keeps the venvs).
+	rm -rf .pytest_cache .mypy_cache .ruff_cache .hypothesis build dist *.egg-info
+	find . -name __pycache__ -type d -not -path './.venv*' -prune -exec rm -rf {} +

@@ -1,0 +1,186 @@
+"""The house's import rules, checked.
+
+- ``import core`` (and every core submodule) loads nothing outside the standard library.
+- No source file under ``core/`` imports anything but the standard library and ``core``,
+  even lazily inside a function.
+- An adapter imports no other adapter and nothing from ``rollouts``.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+STDLIB = frozenset(sys.stdlib_module_names) | frozenset(sys.builtin_module_names)
+
+
+def _module_name(path: Path) -> str:
+    """Dotted module name of a source file under ROOT (``core/games/__init__.py`` -> ``core.games``)."""
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imported_modules(source: str, module: str, is_package: bool) -> list[tuple[int, str]]:
+    """Every module a source file imports, absolute and dotted, with its line number.
+
+    Relative imports are resolved against ``module`` (the file's own dotted name);
+    ``is_package`` says whether the file is a package's ``__init__.py``.
+    Imports nested in functions, classes and ``if``/``try`` blocks count too.
+    """
+    package = module.split(".") if is_package else module.split(".")[:-1]
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found.extend((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level == 0:
+                base = node.module or ""
+            else:
+                keep = len(package) - (node.level - 1)
+                base = ".".join(package[: max(keep, 0)])
+                if node.module:
+                    base = f"{base}.{node.module}" if base else node.module
+            # `from pkg import name` may import the submodule pkg.name: record both.
+            found.append((node.lineno, base))
+            found.extend((node.lineno, f"{base}.{alias.name}") for alias in node.names)
+    return found
+
+
+def _sources(top: str) -> list[Path]:
+    return sorted((ROOT / top).rglob("*.py")) if (ROOT / top).is_dir() else []
+
+
+def _file_imports(path: Path) -> list[tuple[int, str]]:
+    return imported_modules(
+        path.read_text(encoding="utf-8"), _module_name(path), path.name == "__init__.py"
+    )
+
+
+def core_violations(imports: list[tuple[int, str]]) -> list[str]:
+    """Imports a core file may not make: anything outside the standard library and core."""
+    bad = []
+    for line, name in imports:
+        top = name.split(".")[0]
+        if top != "core" and top not in STDLIB and top != "__future__":
+            bad.append(f"line {line}: {name}")
+    return bad
+
+
+def adapter_violations(imports: list[tuple[int, str]], own: str | None) -> list[str]:
+    """Imports an adapter file may not make: another adapter, or rollouts.
+
+    ``own`` is the adapter's name (``adapters/<own>/...``), None for files directly in adapters/.
+    """
+    bad = []
+    for line, name in imports:
+        parts = name.split(".")
+        if parts[0] == "rollouts":
+            bad.append(f"line {line}: {name} (adapters never import rollouts)")
+        elif parts[0] == "adapters" and len(parts) > 1 and parts[1] != own:
+            bad.append(f"line {line}: {name} (adapters never import another adapter)")
+    return bad
+
+
+def _ids(paths: list[Path]) -> list[str]:
+    return [str(p.relative_to(ROOT)) for p in paths]
+
+
+# --- the checkers catch what they must (so the scans below can fail) -----------------------
+
+
+def test_checkers_flag_forbidden_imports() -> None:
+    src = textwrap.dedent(
+        """
+        import os, json
+        from collections import abc
+        from . import rng
+        from ..games import base
+        def f():
+            import numpy
+            from ..rollouts import cli
+        """
+    )
+    imports = imported_modules(src, "core.games.othello", is_package=False)
+    names = {name for _, name in imports}
+    assert {"os", "json", "collections", "core.games.rng", "core.games.base", "numpy"} <= names
+    assert "core.rollouts.cli" in names  # relative: still inside core, resolved correctly
+    assert core_violations(imports) == ["line 7: numpy"]
+
+    adapter_src = textwrap.dedent(
+        """
+        from core import Episode
+        from adapters.gem import env
+        from ..verifiers import env as venv
+        from . import helpers
+        import rollouts.llm
+        """
+    )
+    imports = imported_modules(adapter_src, "adapters.gem.env", is_package=False)
+    bad = adapter_violations(imports, own="gem")
+    assert any("adapters.verifiers" in b for b in bad)
+    assert any("rollouts" in b for b in bad)
+    assert not any("adapters.gem" in b for b in bad)
+
+
+def test_relative_import_in_package_init_resolves_to_the_package() -> None:
+    imports = imported_modules("from .base import Game", "core.games", is_package=True)
+    assert (1, "core.games.base") in imports
+
+
+# --- the scans -------------------------------------------------------------------------------
+
+CORE_FILES = _sources("core")
+ADAPTER_FILES = _sources("adapters")
+
+
+def test_core_has_sources() -> None:
+    assert CORE_FILES, "core/ has no Python sources: the scan below would check nothing"
+
+
+@pytest.mark.parametrize("path", CORE_FILES, ids=_ids(CORE_FILES))
+def test_core_source_imports_only_stdlib(path: Path) -> None:
+    bad = core_violations(_file_imports(path))
+    assert not bad, f"{path.relative_to(ROOT)} imports outside the standard library: {bad}"
+
+
+@pytest.mark.parametrize("path", ADAPTER_FILES, ids=_ids(ADAPTER_FILES))
+def test_adapter_imports_no_other_adapter_nor_rollouts(path: Path) -> None:
+    parts = path.relative_to(ROOT / "adapters").parts
+    own = parts[0] if len(parts) > 1 else None
+    bad = adapter_violations(_file_imports(path), own)
+    assert not bad, f"{path.relative_to(ROOT)}: {bad}"
+
+
+IMPORT_CORE = """
+import importlib, pkgutil, sys
+before = set(sys.modules)
+import core
+for info in pkgutil.walk_packages(core.__path__, "core."):
+    importlib.import_module(info.name)
+stdlib = set(sys.stdlib_module_names) | set(sys.builtin_module_names)
+loaded = sorted(m for m in set(sys.modules) - before if m.split(".")[0] not in stdlib | {"core"})
+print("\\n".join(loaded))
+"""
+
+
+def test_import_core_loads_only_stdlib() -> None:
+    """Importing core and all its submodules in a fresh interpreter loads no third-party module."""
+    result = subprocess.run(
+        [sys.executable, "-c", IMPORT_CORE],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    loaded = result.stdout.split()
+    assert not loaded, f"import core loaded non-stdlib modules: {loaded}"
