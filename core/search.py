@@ -1,0 +1,192 @@
+"""Negamax alpha-beta search over any two-player ``Game``.
+
+Values are from the point of view of the player to move at the searched
+position, in these units:
+
+* a finished game scores exactly: a draw 0, a win
+  ``WIN_VALUE + WIN_BONUS * (plies of depth left)`` and a loss minus that, so
+  the search prefers the quickest win and the slowest loss;
+* a position at the depth limit scores ``game.evaluate(state, player)``, which
+  lies in [-1, 1], below every win.
+
+The players need not alternate: after each move the search asks
+``game.to_play`` and negates only when the side to move changed. Othello's
+pass is an ordinary move, so it needs nothing special. The search relies on
+the ``Game`` contract that ``ordered_moves`` is empty exactly when the game is
+over.
+
+Every root move is searched with a window that cannot cut off a move tying
+with the best one found so far (alpha one float step below the best), so
+``SearchResult.best_moves`` holds *all* root moves of the best value. Inner
+nodes use ordinary fail-soft alpha-beta with a transposition table (one per
+``search`` call, keyed by state; a stored value is reused only at the same
+remaining depth, so results equal plain minimax exactly) whose best moves
+also order the next search of that position.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from core.games.base import Game, Outcome
+
+M = TypeVar("M", bound=Hashable)
+S = TypeVar("S", bound=Hashable)
+
+WIN_VALUE = 1.0
+"""The value of a won game (before the speed bonus); above every evaluation."""
+WIN_BONUS = 1e-3
+"""Added to a win (and taken from a loss) per ply of search depth left when
+the game ends, so sooner wins and later losses score better."""
+DEFAULT_TABLE_SIZE = 1_000_000
+"""Entries the transposition table may hold before it is cleared."""
+
+_EXACT = 0
+_LOWER = 1  # the true value is >= the stored one (the search failed high)
+_UPPER = 2  # the true value is <= the stored one (the search failed low)
+_INF = math.inf
+
+
+@dataclass(frozen=True)
+class SearchResult(Generic[M]):
+    """What a search found at the root."""
+
+    value: float
+    """The minimax value for the player to move at the root."""
+    best_moves: tuple[M, ...]
+    """Every root move of value ``value``, in ``legal_moves`` order (empty at a
+    finished position)."""
+    nodes: int = 0
+    """Positions visited (the root included), for speed measurements."""
+
+
+def terminal_value(outcome: Outcome | None, player: int, depth_left: int) -> float:
+    """The exact value of a finished game for ``player`` with ``depth_left``
+    plies of search depth unused."""
+    if outcome is None or outcome.winner is None:
+        return 0.0
+    value = WIN_VALUE + WIN_BONUS * depth_left
+    return value if outcome.winner == player else -value
+
+
+def search(
+    game: Game[S, M],
+    state: S,
+    depth: int,
+    *,
+    iterative: bool = False,
+    max_table_size: int = DEFAULT_TABLE_SIZE,
+) -> SearchResult[M]:
+    """Alpha-beta search ``depth`` plies deep from ``state``.
+
+    ``iterative=True`` searches depths 1, 2, ... ``depth`` in turn, letting each
+    shallower pass order the moves of the next; the result is the same.
+    Raises ``ValueError`` for a game without two players or a depth below 1.
+    """
+    if game.spec.num_players != 2:
+        raise ValueError(f"search needs a two-player game; {game.spec.name} has "
+                         f"{game.spec.num_players} player(s)")
+    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
+        raise ValueError(f"depth must be an int >= 1, got {depth!r}")
+
+    to_play = game.to_play
+    apply = game.apply
+    ordered_moves = game.ordered_moves
+    is_terminal = game.is_terminal
+    outcome = game.outcome
+    evaluate = game.evaluate
+    table: dict[Any, tuple[int, int, float, Any]] = {}
+    nodes = 0
+
+    def negamax(state: Any, depth: int, alpha: float, beta: float, player: int) -> float:
+        """Fail-soft alpha-beta value of ``state`` for ``player`` (to move there)."""
+        nonlocal nodes
+        nodes += 1
+        entry = table.get(state)
+        table_move = None
+        if entry is not None:
+            entry_depth, flag, entry_value, table_move = entry
+            if entry_depth == depth and (
+                flag == _EXACT
+                or (flag == _LOWER and entry_value >= beta)
+                or (flag == _UPPER and entry_value <= alpha)
+            ):
+                return entry_value
+        if depth == 0:
+            if is_terminal(state):
+                value = terminal_value(outcome(state), player, 0)
+            else:
+                value = evaluate(state, player)
+            table[state] = (0, _EXACT, value, None)
+            return value
+        moves = ordered_moves(state)
+        if not moves:
+            value = terminal_value(outcome(state), player, depth)
+            table[state] = (depth, _EXACT, value, None)
+            return value
+        if table_move is not None and moves[0] != table_move:
+            moves = [table_move, *[m for m in moves if m != table_move]]
+        best = -_INF
+        best_move = None
+        low = alpha
+        child_depth = depth - 1
+        for move in moves:
+            child = apply(state, move)
+            child_player = to_play(child)
+            if child_player == player:
+                value = negamax(child, child_depth, low, beta, child_player)
+            else:
+                value = -negamax(child, child_depth, -beta, -low, child_player)
+            if value > best:
+                best = value
+                best_move = move
+                if value > low:
+                    low = value
+                    if low >= beta:
+                        break
+        if best <= alpha:
+            flag = _UPPER
+        elif best >= beta:
+            flag = _LOWER
+        else:
+            flag = _EXACT
+        if len(table) >= max_table_size:
+            table.clear()
+        table[state] = (depth, flag, best, best_move)
+        return best
+
+    player = to_play(state)
+    root_moves = list(ordered_moves(state))
+    if not root_moves:
+        return SearchResult(terminal_value(outcome(state), player, depth) + 0.0, (), 1)
+
+    best = -_INF
+    best_moves: list[M] = []
+    for iteration_depth in range(1 if iterative else depth, depth + 1):
+        if best_moves:  # the previous iteration's best moves first
+            root_moves = best_moves + [m for m in root_moves if m not in best_moves]
+        best = -_INF
+        best_moves = []
+        nodes += 1
+        for move in root_moves:
+            child = apply(state, move)
+            child_player = to_play(child)
+            # One float step below the best: a tie stays inside the window and is
+            # scored exactly; anything worse fails low.
+            alpha = math.nextafter(best, -_INF)
+            if child_player == player:
+                value = negamax(child, iteration_depth - 1, alpha, _INF, child_player)
+            else:
+                value = -negamax(child, iteration_depth - 1, -_INF, -alpha, child_player)
+            if value > best:
+                best = value
+                best_moves = [move]
+            elif value == best:
+                best_moves.append(move)
+
+    order = {m: i for i, m in enumerate(game.legal_moves(state))}
+    # "+ 0.0" turns the -0.0 a negated draw leaves into 0.0.
+    return SearchResult(best + 0.0, tuple(sorted(best_moves, key=order.__getitem__)), nodes)
