@@ -16,7 +16,42 @@ from core.games import (
     register_game,
 )
 
+from typing import Any
+
+# Everything beyond the games is loaded on first use (PEP 562), so
+# ``import core`` stays cheap and free of import cycles.
+_LAZY = {
+    "Task": "core.tasks",
+    "TaskError": "core.tasks",
+    "make_tasks": "core.tasks",
+    "Episode": "core.episode",
+    "EpisodeError": "core.episode",
+    "EpisodeFinishedError": "core.episode",
+    "EpisodeNotStartedError": "core.episode",
+    "StepResult": "core.episode",
+    "Rubric": "core.rewards",
+    "RewardBreakdown": "core.rewards",
+    "DEFAULT_WEIGHTS": "core.rewards",
+    "FormatError": "core.parsing",
+    "parse_reply": "core.parsing",
+    "ScriptedPlayer": "core.players",
+    "make_opponent": "core.opponents",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'core' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
 __all__ = [
+    *_LAZY,
     "Game",
     "GameError",
     "GameSpec",

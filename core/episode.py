@@ -1,0 +1,290 @@
+"""The turn loop: the only one in gamebridge.
+
+``Episode(task)`` plays one game between the model and the built-in opponent
+(or the model alone, for one-player games). Adapters and drivers call
+``reset()`` and ``step(reply)`` (or ``step_move(move)`` for a tool call) and
+never apply moves, call the opponent or score a game themselves.
+
+* The opponent replies inside ``step``; if it moves first, ``reset()`` already
+  shows its move.
+* A reply that is badly formatted, not a move or illegal leaves the position
+  unchanged and costs a retry (``max_invalid_moves`` per game; one more
+  forfeits the game, a loss) and a penalty (capped in the rubric).
+* ``max_turns`` model replies end the game, settled as the task says.
+* Every reply is recorded; ``to_dict()`` is the JSON trajectory, and
+  ``Episode.replay(task, replies)`` rebuilds it exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from core import prompts
+from core.games import make_game
+from core.games.base import GameError, IllegalMoveError, InvalidMoveError, Outcome
+from core.opponents import Opponent, make_opponent, opponent_rng
+from core.parsing import FormatError, parse_reply
+from core.rewards import RESULT_VALUE, RewardBreakdown, Rubric
+from core.rng import derive_rng
+from core.tasks import Task
+
+
+class EpisodeError(RuntimeError):
+    """The episode was used out of order."""
+
+
+class EpisodeNotStartedError(EpisodeError):
+    """``step`` before ``reset``."""
+
+
+class EpisodeFinishedError(EpisodeError):
+    """``step`` after the episode ended; nothing was changed."""
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """What ``step`` returns: the next observation, whether the episode is over,
+    the reward (the rubric total on the final step, 0.0 before) and details."""
+
+    observation: str
+    done: bool
+    reward: float = 0.0
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+class Episode:
+    """One game of ``task``, driven by the model's replies."""
+
+    def __init__(self, task: Task | Mapping[str, Any], rubric: Rubric | None = None) -> None:
+        self.task = Task.from_dict(task, strict=False) if not isinstance(task, Task) else task
+        self.game = make_game(self.task.game)
+        self.rubric = rubric or Rubric()
+        self.opponent: Opponent | None = (
+            make_opponent(self.task.opponent, self.task.depth, self.task.random_move_prob)
+            if self.game.spec.num_players > 1 else None
+        )
+        self.system_prompt = prompts.system_prompt(self.game, self.task)
+        self.tool_system_prompt = prompts.system_prompt(self.game, self.task, tools=True)
+        self.tool_schema = prompts.tool_schema(self.game)
+        self._started = False
+        self._clear()
+
+    def _clear(self) -> None:
+        self.state: Any = None
+        self.events: list[dict[str, Any]] = []
+        self.opening: list[str] = []
+        self.opponent_first: list[str] = []
+        self.invalid_moves = 0
+        self.done = False
+        self.termination: str | None = None
+        self.result: str | None = None
+        self.outcome: Outcome | None = None
+        self.observation = ""
+        self.initial_board: str | None = None
+        self._breakdown: RewardBreakdown | None = None
+
+    # --- the loop ---------------------------------------------------------
+    def reset(self) -> str:
+        """Start (or restart) the game; return the first observation."""
+        self._clear()
+        self._started = True
+        game, task = self.game, self.task
+        state = game.initial_state(derive_rng(task.seed, "initial", task.game))
+        opening_rng = derive_rng(task.seed, "opening", task.game)
+        for _ in range(task.opening_plies):
+            moves = list(game.legal_moves(state))
+            if not moves:
+                break
+            move = opening_rng.choice(moves)
+            nxt = game.apply(state, move)
+            if game.is_terminal(nxt):
+                break
+            self.opening.append(game.move_to_text(state, move))
+            state = nxt
+        self.state = state
+        self.initial_board = game.render(state)
+        self.opponent_first = self._opponent_turns()
+        self.observation = prompts.turn_observation(game, self.state, self.opponent_first)
+        return self.observation
+
+    def step(self, reply: str) -> StepResult:
+        """Apply the model's text reply (``<move>...</move>``)."""
+        self._check_open()
+        try:
+            parsed = parse_reply(reply, think_required=self.task.think_required)
+        except FormatError as exc:
+            return self._reject(reply, "format", str(exc), format_ok=False, kind="text")
+        return self._apply(reply, parsed.move, format_ok=True, kind="text")
+
+    def step_move(self, move: str) -> StepResult:
+        """Apply a structured move (a tool-call argument): the same path, with
+        no tags to parse (format is compliant by construction)."""
+        self._check_open()
+        if not isinstance(move, str):
+            return self._reject(repr(move), "invalid_move", f"a move must be text, not {type(move).__name__}",
+                                format_ok=True, kind="tool")
+        return self._apply(move, move, format_ok=True, kind="tool")
+
+    # --- internals --------------------------------------------------------
+    def _check_open(self) -> None:
+        if not self._started:
+            raise EpisodeNotStartedError("call reset() before step()")
+        if self.done:
+            raise EpisodeFinishedError(f"the episode is over ({self.termination}: {self.result}); call reset()")
+
+    def _apply(self, reply: str, text: str, *, format_ok: bool, kind: str) -> StepResult:
+        game = self.game
+        try:
+            move = game.parse_move(self.state, text)
+        except InvalidMoveError as exc:
+            return self._reject(reply, "invalid_move", str(exc), format_ok=format_ok, kind=kind)
+        except IllegalMoveError as exc:
+            return self._reject(reply, "illegal_move", str(exc), format_ok=format_ok, kind=kind)
+        except GameError as exc:  # any other typed rejection from a game
+            return self._reject(reply, "invalid_move", str(exc), format_ok=format_ok, kind=kind)
+        move_text = game.move_to_text(self.state, move)
+        self.state = game.apply(self.state, move)
+        replies: list[str] = []
+        if not game.is_terminal(self.state):
+            replies = self._opponent_turns()
+        event = self._event(reply, kind, format_ok, move_text, None, None, replies)
+        if game.is_terminal(self.state):
+            self.outcome = game.outcome(self.state)
+            if self.outcome is None:
+                raise EpisodeError(f"{game.spec.name}: a terminal position has no outcome")
+            return self._finish(event, "game_over", self.outcome.result_for(self.task.model_player), replies)
+        if len(self.events) >= self.task.turn_limit():
+            return self._finish(event, "turn_cap", self.task.turn_cap_result, replies)
+        self.observation = prompts.turn_observation(game, self.state, replies)
+        return StepResult(self.observation, False, 0.0, self._info(event))
+
+    def _reject(self, reply: str, error: str, message: str, *, format_ok: bool, kind: str) -> StepResult:
+        self.invalid_moves += 1
+        event = self._event(reply, kind, format_ok, None, error, message, [])
+        left = self.task.max_invalid_moves - self.invalid_moves
+        if left < 0:
+            return self._finish(event, "forfeit", "loss", [])
+        if len(self.events) >= self.task.turn_limit():
+            return self._finish(event, "turn_cap", self.task.turn_cap_result, [])
+        self.observation = prompts.rejection_observation(self.game, self.state, error, message, left)
+        return StepResult(self.observation, False, 0.0, self._info(event))
+
+    def _opponent_turns(self) -> list[str]:
+        """Let the opponent move until it is the model's turn or the game ends."""
+        played: list[str] = []
+        game, task = self.game, self.task
+        while self.opponent is not None and not game.is_terminal(self.state) \
+                and game.to_play(self.state) != task.model_player:
+            rng = opponent_rng(task.seed, task.game, self.state)
+            move = self.opponent.choose(game, self.state, rng)
+            played.append(game.move_to_text(self.state, move))
+            self.state = game.apply(self.state, move)
+        return played
+
+    def _event(self, reply: str, kind: str, format_ok: bool, move: str | None, error: str | None,
+               message: str | None, opponent_moves: list[str]) -> dict[str, Any]:
+        event = {
+            "turn": len(self.events) + 1,
+            "kind": kind,
+            "reply": reply,
+            "format_ok": format_ok,
+            "move": move,
+            "error": error,
+            "message": message,
+            "opponent_moves": opponent_moves,
+            "board": self.game.render(self.state),
+            "invalid_moves": self.invalid_moves,
+        }
+        self.events.append(event)
+        return event
+
+    def _finish(self, event: dict[str, Any], termination: str, result: str, opponent_moves: list[str]) -> StepResult:
+        self.done = True
+        self.termination = termination
+        self.result = result
+        self._breakdown = self.rubric.score(self)
+        self.observation = prompts.final_observation(self.game, self.state, result, termination, opponent_moves)
+        return StepResult(self.observation, True, self._breakdown.total, self._info(event))
+
+    def _info(self, event: dict[str, Any]) -> dict[str, Any]:
+        info = {
+            "valid": event["error"] is None,
+            "format_ok": event["format_ok"],
+            "error": event["error"],
+            "message": event["message"],
+            "move": event["move"],
+            "opponent_move": event["opponent_moves"][-1] if event["opponent_moves"] else None,
+            "opponent_moves": list(event["opponent_moves"]),
+            "invalid_moves": self.invalid_moves,
+            "turn": event["turn"],
+        }
+        if self._breakdown is not None:
+            info.update(termination=self.termination, result=self.result, reward=self._breakdown.to_dict())
+        return info
+
+    # --- results ----------------------------------------------------------
+    def require_result(self) -> str:
+        if self.result is None:
+            raise EpisodeError("the episode is not finished")
+        return self.result
+
+    def reward(self) -> RewardBreakdown:
+        """The rubric's breakdown of the finished episode."""
+        if self._breakdown is None:
+            raise EpisodeError("the episode is not finished; no reward yet")
+        return self._breakdown
+
+    @property
+    def replies(self) -> list[str]:
+        return [e["reply"] for e in self.events]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The trajectory as JSON-able data."""
+        return {
+            "task_id": self.task.task_id,
+            "task": self.task.to_dict(),
+            "game": self.task.game,
+            "model_player": self.task.model_player,
+            "system_prompt": self.system_prompt,
+            "opening": list(self.opening),
+            "initial_board": self.initial_board,
+            "opponent_first": list(self.opponent_first),
+            "events": [dict(e) for e in self.events],
+            "done": self.done,
+            "termination": self.termination,
+            "result": self.result,
+            "outcome": None if self.outcome is None else {
+                "termination": self.outcome.termination.value,
+                "winner": self.outcome.winner,
+                "scores": list(self.outcome.scores),
+            },
+            "reward": None if self._breakdown is None else self._breakdown.to_dict(),
+        }
+
+    @classmethod
+    def replay(cls, task: Task | Mapping[str, Any], replies: Iterable[str | dict[str, str]],
+               rubric: Rubric | None = None) -> Episode:
+        """Rebuild an episode from its task and the model's replies (a str is a
+        text reply, ``{"move": ...}`` a tool call)."""
+        episode = cls(task, rubric)
+        episode.reset()
+        for reply in replies:
+            if episode.done:
+                break
+            if isinstance(reply, Mapping):
+                episode.step_move(reply["move"])
+            else:
+                episode.step(reply)
+        return episode
+
+    @classmethod
+    def from_trajectory(cls, trajectory: Mapping[str, Any], rubric: Rubric | None = None) -> Episode:
+        """Replay a trajectory produced by ``to_dict`` (text and tool replies)."""
+        replies = [e["reply"] if e["kind"] == "text" else {"move": e["reply"]} for e in trajectory["events"]]
+        return cls.replay(trajectory["task"], replies, rubric)
+
+
+__all__ = ["RESULT_VALUE", "Episode", "EpisodeError", "EpisodeFinishedError",
+           "EpisodeNotStartedError", "StepResult"]

@@ -1,0 +1,164 @@
+"""Scripted players: stand-ins for a model that read only the conversation.
+
+A ``ScriptedPlayer`` sees what a model sees — the system prompt and the
+observations — finds the game from the system prompt, reads the position back
+from the last observation with ``Game.parse_board``, and answers. It backs the
+embedded policy server and the conformance suite.
+
+Policies (joined with ``/``, noise first):
+
+* ``random``: a uniformly random legal move.
+* ``minimax:D``: alpha-beta to depth ``D`` (one-player games: the game's solver).
+* ``noisy:P`` or ``noisy:P/minimax:D``: with probability ``P`` a bad reply —
+  malformed, not a move, or an illegal move — else the base policy (``random``
+  by default).
+
+Replies are deterministic for (seed, policy, the observations so far), so the
+same task gives the same replies in every framework.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from core.games import list_games, make_game
+from core.games.base import Game, GameError, IllegalMoveError
+from core.opponents import MinimaxOpponent
+from core.parsing import MOVE_CLOSE, MOVE_OPEN, format_reply
+from core.rng import derive_rng
+
+NOISE_KINDS = ("no_tags", "two_tags", "not_a_move", "illegal")
+
+
+class PolicyError(ValueError):
+    """A policy string that cannot be parsed."""
+
+
+class ConversationError(ValueError):
+    """The conversation does not show a gamebridge game the player can read."""
+
+
+@dataclass(frozen=True)
+class Policy:
+    base: str = "random"
+    depth: int = 0
+    noise: float = 0.0
+
+    @classmethod
+    def parse(cls, text: str) -> Policy:
+        base, depth, noise = "random", 0, 0.0
+        for part in text.strip().split("/"):
+            name, _, arg = part.strip().partition(":")
+            try:
+                if name == "random" and not arg:
+                    base = "random"
+                elif name == "minimax":
+                    base, depth = "minimax", int(arg)
+                    if not 1 <= depth <= 12:
+                        raise PolicyError(f"minimax depth must be in 1..12, got {depth}")
+                elif name == "noisy":
+                    noise = float(arg)
+                    if not 0.0 <= noise <= 1.0:
+                        raise PolicyError(f"noise must be in [0, 1], got {noise}")
+                else:
+                    raise PolicyError(f"unknown policy part {part!r}")
+            except ValueError as exc:
+                if isinstance(exc, PolicyError):
+                    raise
+                raise PolicyError(f"bad policy {text!r}: expected random, minimax:D, noisy:P "
+                                  "or noisy:P/minimax:D") from exc
+        return cls(base, depth, noise)
+
+
+def message_text(message: Mapping[str, Any]) -> str:
+    """The text of an OpenAI chat message (string or list-of-parts content)."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, Mapping))
+    return ""
+
+
+def identify_game(text: str) -> Game[Any, Any]:
+    """The game a system prompt introduces (``You are playing <Title> as ...``)."""
+    for name in list_games():
+        game = make_game(name)
+        if f"You are playing {game.spec.title} as " in text:
+            return game
+    raise ConversationError("no gamebridge game found in the system prompt")
+
+
+class ScriptedPlayer:
+    """A deterministic player that reads the conversation like a model."""
+
+    def __init__(self, policy: str = "random", seed: int = 0) -> None:
+        self.policy_text = policy
+        self.policy = Policy.parse(policy)
+        self.seed = seed
+        self._minimax = MinimaxOpponent(self.policy.depth) if self.policy.base == "minimax" else None
+
+    def _read(self, messages: Sequence[Mapping[str, Any]]) -> tuple[Game[Any, Any], Any, random.Random]:
+        if not messages:
+            raise ConversationError("empty conversation")
+        system = "\n".join(message_text(m) for m in messages if m.get("role") in ("system", "developer"))
+        observations = [message_text(m) for m in messages if m.get("role") in ("user", "tool")]
+        game = identify_game(system or (observations[0] if observations else ""))
+        if not observations:
+            raise ConversationError("no observation to read the board from")
+        try:
+            state = game.parse_board(observations[-1])
+        except (GameError, ValueError, IndexError) as exc:
+            raise ConversationError(f"cannot read a {game.spec.title} board from the last observation") from exc
+        rng = derive_rng(self.seed, self.policy_text, tuple(observations))
+        return game, state, rng
+
+    def _choose(self, game: Game[Any, Any], state: Any, rng: random.Random) -> str:
+        moves = list(game.legal_moves(state))
+        if not moves:
+            raise ConversationError("the position shown has no legal move")
+        if game.spec.num_players == 1 and self._minimax is not None:
+            move = game.solve(state, rng)
+        elif self._minimax is not None:
+            move = self._minimax.choose(game, state, rng)
+        else:
+            move = rng.choice(moves)
+        return game.move_to_text(state, move)
+
+    def _bad(self, game: Game[Any, Any], state: Any, rng: random.Random, kind: str) -> str:
+        """A bad move text (``not_a_move`` or ``illegal``)."""
+        if kind == "illegal":
+            for text in game.spec.move_examples:
+                try:
+                    game.parse_move(state, text)
+                except IllegalMoveError:
+                    return text
+                except GameError:
+                    continue
+        return rng.choice(["zz", "?", "move", "99x"])
+
+    def move(self, messages: Sequence[Mapping[str, Any]]) -> str:
+        """The move text only (a tool-call argument); noisy policies may give a
+        text that is not a move or an illegal one."""
+        game, state, rng = self._read(messages)
+        if rng.random() < self.policy.noise:
+            kind = rng.choice(NOISE_KINDS)
+            return self._bad(game, state, rng, "illegal" if kind == "illegal" else "not_a_move")
+        return self._choose(game, state, rng)
+
+    def reply(self, messages: Sequence[Mapping[str, Any]]) -> str:
+        """A full text reply with ``<move>`` tags (or a malformed one under noise)."""
+        game, state, rng = self._read(messages)
+        if rng.random() < self.policy.noise:
+            kind = rng.choice(NOISE_KINDS)
+            if kind == "no_tags":
+                return f"I will play {self._choose(game, state, rng)}."
+            if kind == "two_tags":
+                move = self._choose(game, state, rng)
+                return f"{MOVE_OPEN}{move}{MOVE_CLOSE} or {MOVE_OPEN}{move}{MOVE_CLOSE}"
+            return format_reply(self._bad(game, state, rng, kind))
+        move = self._choose(game, state, rng)
+        return format_reply(move, think=f"{self.policy.base} picks {move}")

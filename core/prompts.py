@@ -1,0 +1,100 @@
+"""Every word the model reads: the system prompt and the observations.
+
+One place, shared by all adapters, so the same task shows the same text in
+every framework (and scripted players can read it back).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.games.base import Game
+from core.tasks import Task
+
+TOOL_NAME = "make_move"
+"""The one tool tool-calling frameworks expose; its single argument is ``move``."""
+TOOL_DESCRIPTION = "Play your move in the current game."
+TOOL_ARGUMENT_DESCRIPTION = "The move, in the game's notation (for example {examples})."
+
+
+def system_prompt(game: Game[Any, Any], task: Task, *, tools: bool = False) -> str:
+    """The system prompt for ``task``; ``tools``: the model moves by tool call."""
+    spec = game.spec
+    side = spec.player_names[task.model_player]
+    against = "against an opponent" if spec.num_players > 1 else "alone"
+    examples = ", ".join(spec.move_examples)
+    lines = [
+        f"You are playing {spec.title} as {side}, {against}.",
+        spec.rules,
+        f"{spec.move_syntax} Examples: {examples}.",
+    ]
+    if tools:
+        lines.append(f"Make each move by calling the {TOOL_NAME} tool with your move.")
+    else:
+        think = "First think inside <think>...</think>, then" if task.think_required else (
+            "You may think inside <think>...</think> first; then")
+        lines.append(f"{think} give exactly one move inside <move>...</move>, "
+                     f"for example <move>{spec.move_examples[0]}</move>.")
+    return "\n".join(lines)
+
+
+def tool_schema(game: Game[Any, Any]) -> dict[str, Any]:
+    """The ``make_move`` tool as an OpenAI function schema."""
+    examples = ", ".join(game.spec.move_examples)
+    return {
+        "type": "function",
+        "function": {
+            "name": TOOL_NAME,
+            "description": TOOL_DESCRIPTION,
+            "parameters": {
+                "type": "object",
+                "properties": {"move": {"type": "string",
+                                        "description": TOOL_ARGUMENT_DESCRIPTION.format(examples=examples)}},
+                "required": ["move"],
+            },
+        },
+    }
+
+
+def _position(game: Game[Any, Any], state: Any) -> list[str]:
+    lines = [game.render(state)]
+    if game.spec.list_legal_moves:
+        lines.append("Legal moves: " + ", ".join(game.legal_moves_text(state)))
+    return lines
+
+
+def turn_observation(game: Game[Any, Any], state: Any, opponent_moves: list[str]) -> str:
+    """The observation before a model turn: the opponent's reply, the board."""
+    lines = []
+    if opponent_moves:
+        lines.append("Opponent played: " + ", ".join(opponent_moves) + ".")
+    lines += _position(game, state)
+    lines.append("Your move.")
+    return "\n".join(lines)
+
+
+def rejection_observation(game: Game[Any, Any], state: Any, error: str, message: str, invalid_left: int) -> str:
+    """The observation after a rejected reply; the position is unchanged."""
+    kind = {"format": "badly formatted", "invalid_move": "not a move", "illegal_move": "an illegal move"}[error]
+    first = message.splitlines()[0] if message else kind
+    lines = [f"Your reply was rejected ({kind}): {first}",
+             f"Invalid replies left before you forfeit: {invalid_left}."]
+    lines += _position(game, state)
+    lines.append("Try again.")
+    return "\n".join(lines)
+
+
+def final_observation(game: Game[Any, Any], state: Any, result: str, termination: str,
+                      opponent_moves: list[str]) -> str:
+    """The last observation: how the game ended."""
+    lines = []
+    if opponent_moves:
+        lines.append("Opponent played: " + ", ".join(opponent_moves) + ".")
+    reason = {
+        "game_over": "",
+        "forfeit": " You forfeited the game: too many invalid replies.",
+        "turn_cap": " The turn limit was reached.",
+    }[termination]
+    lines.append(f"Game over: you {'drew' if result == 'draw' else ('won' if result == 'win' else 'lost')}.{reason}")
+    lines.append(game.render(state))
+    return "\n".join(lines)

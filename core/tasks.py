@@ -1,0 +1,165 @@
+"""Tasks: plain, JSON-serialisable records of one game to play.
+
+A task fixes everything that makes a rollout reproducible: the game, the seed
+(from which the opening, the opponent's choices and Wordle's answer derive),
+the model's side, the opponent's strength and the invalid-move policy. Rows
+from ``make_tasks`` are flat dicts of JSON scalars, usable as a Hugging Face
+``datasets`` table.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from core.games import list_games, make_game
+from core.rng import derive_rng, derive_seed
+
+OPPONENTS = ("minimax", "random")
+TURN_CAP_RESULTS = ("loss", "draw")
+DEFAULT_OPENING_PLIES = {"othello": 2}
+"""Random plies before the model's first turn, so that games do not all start
+alike (the source walkthrough does this for Othello)."""
+
+
+class TaskError(ValueError):
+    """A task row is malformed: unknown field, wrong type or value out of range."""
+
+
+@dataclass(frozen=True)
+class Task:
+    """One game to play. Every field is a JSON scalar."""
+
+    game: str = "tictactoe"
+    seed: int = 0
+    model_player: int = 0
+    """The model's player index: 0 moves first."""
+    opponent: str = "minimax"
+    """``"minimax"`` (alpha-beta to ``depth``) or ``"random"``."""
+    depth: int = 2
+    random_move_prob: float = 0.0
+    """Probability that the opponent plays a random legal move instead."""
+    max_turns: int | None = None
+    """Cap on model replies, valid or not; ``None``: enough for any game."""
+    max_invalid_moves: int = 3
+    """Invalid replies allowed in one game; one more forfeits it."""
+    invalid_penalty: float = 0.1
+    invalid_penalty_cap: float = 0.5
+    turn_cap_result: str = "loss"
+    """How a game cut by ``max_turns`` is settled: ``"loss"`` or ``"draw"``."""
+    think_required: bool = False
+    opening_plies: int = 0
+
+    def __post_init__(self) -> None:
+        _check(isinstance(self.game, str) and self.game in list_games(),
+               f"game must be one of {list_games()}, got {self.game!r}")
+        _check(_is_int(self.seed), f"seed must be an int, got {self.seed!r}")
+        players = make_game(self.game).spec.num_players
+        _check(_is_int(self.model_player) and 0 <= self.model_player < players,
+               f"model_player must be in 0..{players - 1} for {self.game}, got {self.model_player!r}")
+        _check(self.opponent in OPPONENTS, f"opponent must be one of {OPPONENTS}, got {self.opponent!r}")
+        _check(_is_int(self.depth) and 1 <= self.depth <= 12, f"depth must be an int in 1..12, got {self.depth!r}")
+        _check(_is_prob(self.random_move_prob), f"random_move_prob must be in [0, 1], got {self.random_move_prob!r}")
+        _check(self.max_turns is None or (_is_int(self.max_turns) and self.max_turns >= 1),
+               f"max_turns must be a positive int or None, got {self.max_turns!r}")
+        _check(_is_int(self.max_invalid_moves) and self.max_invalid_moves >= 0,
+               f"max_invalid_moves must be an int >= 0, got {self.max_invalid_moves!r}")
+        _check(_is_num(self.invalid_penalty) and self.invalid_penalty >= 0,
+               f"invalid_penalty must be a number >= 0, got {self.invalid_penalty!r}")
+        _check(_is_num(self.invalid_penalty_cap) and self.invalid_penalty_cap >= 0,
+               f"invalid_penalty_cap must be a number >= 0, got {self.invalid_penalty_cap!r}")
+        _check(self.turn_cap_result in TURN_CAP_RESULTS,
+               f"turn_cap_result must be one of {TURN_CAP_RESULTS}, got {self.turn_cap_result!r}")
+        _check(isinstance(self.think_required, bool), f"think_required must be a bool, got {self.think_required!r}")
+        _check(_is_int(self.opening_plies) and 0 <= self.opening_plies <= 20,
+               f"opening_plies must be an int in 0..20, got {self.opening_plies!r}")
+
+    @property
+    def task_id(self) -> str:
+        """A stable id: game, seed and a digest of every other field."""
+        return f"{self.game}-{self.seed}-{derive_seed(*sorted(self.to_dict().items())) % 16**6:06x}"
+
+    def turn_limit(self) -> int:
+        """``max_turns``, or the most replies any game can take."""
+        if self.max_turns is not None:
+            return self.max_turns
+        spec = make_game(self.game).spec
+        return math.ceil(spec.max_plies / spec.num_players) + self.max_invalid_moves + 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, row: Mapping[str, Any], *, strict: bool = True) -> Task:
+        """Build a task from a row. ``strict``: unknown keys are an error; pass
+        ``strict=False`` for framework rows that carry other columns too."""
+        if isinstance(row, Task):
+            return row
+        if not isinstance(row, Mapping):
+            raise TaskError(f"a task row must be a mapping, not {type(row).__name__}")
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(str(k) for k in row if k not in names)
+        if strict and unknown:
+            raise TaskError(f"unknown task fields {unknown}; known: {sorted(names)}")
+        return cls(**{k: v for k, v in row.items() if k in names})
+
+
+def make_tasks(
+    n: int,
+    seed: int = 0,
+    game: str = "tictactoe",
+    min_random_move_prob: float = 0.0,
+    max_random_move_prob: float = 1.0,
+    num_groups: int = 1,
+    model_player: int | None = None,
+    opening_plies: int | None = None,
+    **overrides: Any,
+) -> list[Task]:
+    """``n`` tasks, reproducible from ``seed`` alone.
+
+    Difficulty is stratified: each block of ``num_groups`` consecutive tasks
+    spans ``[min_random_move_prob, max_random_move_prob]`` evenly (task ``j``
+    of a block draws from the ``j``-th of ``num_groups`` equal slices), so a
+    GRPO batch of ``num_groups x num_generations`` rollouts always covers the
+    whole range. ``model_player=None`` alternates sides; ``overrides`` sets
+    any other ``Task`` field.
+    """
+    if not _is_int(n) or n < 0:
+        raise TaskError(f"n must be an int >= 0, got {n!r}")
+    if not _is_int(num_groups) or num_groups < 1:
+        raise TaskError(f"num_groups must be an int >= 1, got {num_groups!r}")
+    if not (_is_prob(min_random_move_prob) and _is_prob(max_random_move_prob)) or min_random_move_prob > max_random_move_prob:
+        raise TaskError("need 0 <= min_random_move_prob <= max_random_move_prob <= 1, "
+                        f"got {min_random_move_prob!r}, {max_random_move_prob!r}")
+    players = make_game(game).spec.num_players
+    plies = DEFAULT_OPENING_PLIES.get(game, 0) if opening_plies is None else opening_plies
+    span = max_random_move_prob - min_random_move_prob
+    tasks = []
+    for i in range(n):
+        rng = derive_rng(seed, "make_tasks", game, i)
+        j = i % num_groups
+        prob = min_random_move_prob + span * (j + rng.random()) / num_groups
+        side = (i // num_groups) % players if model_player is None else model_player
+        tasks.append(Task(game=game, seed=rng.getrandbits(31), model_player=side,
+                          random_move_prob=round(prob, 6), opening_plies=plies, **overrides))
+    return tasks
+
+
+def _check(ok: bool, message: str) -> None:
+    if not ok:
+        raise TaskError(message)
+
+
+def _is_int(x: object) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _is_num(x: object) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _is_prob(x: object) -> bool:
+    return _is_num(x) and 0.0 <= x <= 1.0  # type: ignore[operator]  # _is_num narrowed it
