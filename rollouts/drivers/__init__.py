@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import importlib
+
 from rollouts.drivers.base import Driver, DriverError, RolloutRecord, RunContext, StepClock
 
 DRIVERS: dict[str, str] = {

@@ -208,7 +208,7 @@ def run_parallel(
             bar.close()
 
 
-class Driver(ABC):
+class Driver(ABC):  # noqa: B024 (abstract by contract: override run or run_task)
     """Runs tasks through one framework. Subclasses set ``name`` and override
     :meth:`run_task` (+ :meth:`session` if needed) or :meth:`run`."""
 

@@ -22,18 +22,6 @@ if TYPE_CHECKING:
 MAKE_MOVE = "make_move"
 
 
-def make_move_tool(game: str) -> dict[str, Any]:
-    """The ``make_move`` tool schema for ``game``, from core (core owns every
-    word the model reads)."""
-    from core import prompts
-
-    fn = getattr(prompts, "make_move_tool", None)
-    if fn is None:
-        raise NotImplementedError("core.prompts.make_move_tool is missing: tool mode needs it")
-    tool: dict[str, Any] = fn(game)
-    return tool
-
-
 class CoreDriver(Driver):
     """Drives ``core.Episode`` with no framework in between."""
 
@@ -47,11 +35,12 @@ class CoreDriver(Driver):
 
         clock = StepClock()
         episode = Episode(task)
+        system = episode.tool_system_prompt if self.use_tools else episode.system_prompt
         messages: list[dict[str, Any]] = [
-            {"role": "system", "content": episode.system_prompt},
+            {"role": "system", "content": system},
             {"role": "user", "content": episode.reset()},
         ]
-        tools = [make_move_tool(task.game)] if self.use_tools else None
+        tools = [episode.tool_schema] if self.use_tools else None
         steps = tokens = 0
         while not episode.done:
             with clock.model():
