@@ -87,8 +87,10 @@ def search(
     Raises ``ValueError`` for a game without two players or a depth below 1.
     """
     if game.spec.num_players != 2:
-        raise ValueError(f"search needs a two-player game; {game.spec.name} has "
-                         f"{game.spec.num_players} player(s)")
+        raise ValueError(
+            f"search needs a two-player game; {game.spec.name} has "
+            f"{game.spec.num_players} player(s)"
+        )
     if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
         raise ValueError(f"depth must be an int >= 1, got {depth!r}")
 

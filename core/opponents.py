@@ -1,0 +1,152 @@
+"""Scripted opponents the model plays against.
+
+Every random choice an opponent makes comes from the ``rng`` it is handed.
+The episode builds it with ``opponent_rng(task.seed, game name, state)``, so a
+reply depends only on the task seed and the position: the same in any
+process, under any ``PYTHONHASHSEED``, whatever happened before.
+
+``MinimaxOpponent`` picks uniformly among *all* equally good moves, never the
+first of them: a deterministic opponent is one a model can memorise.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import threading
+from abc import ABC, abstractmethod
+from collections import OrderedDict
+from collections.abc import Hashable
+from typing import Any
+
+from core.games.base import Game
+from core.rng import derive_rng
+from core.search import SearchResult, search
+
+OPPONENT_KINDS: tuple[str, ...] = ("minimax", "random")
+"""The ``kind`` values ``make_opponent`` accepts."""
+
+
+def _legal_moves(game: Game[Any, Any], state: Hashable) -> list[Any]:
+    moves = list(game.legal_moves(state))
+    if not moves:
+        raise ValueError(f"no legal move: the game is over\n{game.render(state)}")
+    return moves
+
+
+class Opponent(ABC):
+    """A scripted player: given a position, choose a legal move."""
+
+    name: str
+    """A short description, e.g. ``"minimax:2"``, for logs and reports."""
+
+    @abstractmethod
+    def choose(self, game: Game[Any, Any], state: Any, rng: random.Random) -> Any:
+        """A legal move for the player to move in ``state``, drawing any
+        randomness from ``rng`` only. Raises ``ValueError`` when the game is over."""
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name}>"
+
+
+class RandomOpponent(Opponent):
+    """Plays a uniformly random legal move."""
+
+    def __init__(self) -> None:
+        self.name = "random"
+
+    def choose(self, game: Game[Any, Any], state: Any, rng: random.Random) -> Any:
+        """``rng.choice`` of the legal moves."""
+        return rng.choice(_legal_moves(game, state))
+
+
+class MinimaxOpponent(Opponent):
+    """Searches ``depth`` plies and plays one of the best moves, chosen
+    uniformly at random.
+
+    Search results depend only on (game, position, depth), so the last
+    ``cache_size`` of them are kept (thread-safe LRU); the random tie-break is
+    drawn afresh on every call.
+    """
+
+    def __init__(self, depth: int, cache_size: int = 4096) -> None:
+        if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
+            raise ValueError(f"minimax depth must be an int >= 1, got {depth!r}")
+        self.depth = depth
+        self.name = f"minimax:{depth}"
+        self._cache_size = cache_size
+        self._cache: OrderedDict[tuple[str, Hashable], SearchResult[Any]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def search(self, game: Game[Any, Any], state: Any) -> SearchResult[Any]:
+        """The (cached) search result at ``state``."""
+        key = (game.spec.name, state)
+        with self._lock:
+            result = self._cache.get(key)
+            if result is not None:
+                self._cache.move_to_end(key)
+                return result
+        result = search(game, state, self.depth)
+        with self._lock:
+            self._cache[key] = result
+            if len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        return result
+
+    def choose(self, game: Game[Any, Any], state: Any, rng: random.Random) -> Any:
+        """``rng.choice`` of every move of the best value."""
+        best_moves = self.search(game, state).best_moves
+        if not best_moves:
+            raise ValueError(f"no legal move: the game is over\n{game.render(state)}")
+        return rng.choice(best_moves)
+
+
+class MixedOpponent(Opponent):
+    """With probability ``random_move_prob`` a random legal move, else ``base``'s.
+
+    For 0 < p < 1 one ``rng.random()`` draw decides, then the chosen policy
+    draws from the same ``rng``. At p = 0 and p = 1 no deciding draw is made,
+    so the opponent is move-for-move the base or the random opponent.
+    """
+
+    def __init__(self, base: Opponent, random_move_prob: float) -> None:
+        if not isinstance(random_move_prob, (int, float)) or isinstance(random_move_prob, bool):
+            raise ValueError(f"random_move_prob must be a number, got {random_move_prob!r}")
+        if math.isnan(random_move_prob) or not 0.0 <= random_move_prob <= 1.0:
+            raise ValueError(f"random_move_prob must lie in [0, 1], got {random_move_prob!r}")
+        self.base = base
+        self.random_move_prob = float(random_move_prob)
+        self.name = f"{base.name}+random:{self.random_move_prob:g}"
+        self._random = RandomOpponent()
+
+    def choose(self, game: Game[Any, Any], state: Any, rng: random.Random) -> Any:
+        """A random move with probability ``random_move_prob``, else the base's."""
+        p = self.random_move_prob
+        if p >= 1.0 or (p > 0.0 and rng.random() < p):
+            return self._random.choose(game, state, rng)
+        return self.base.choose(game, state, rng)
+
+
+def make_opponent(kind: str = "minimax", depth: int = 2, random_move_prob: float = 0.0) -> Opponent:
+    """The opponent a task describes.
+
+    ``kind`` is ``"minimax"`` (search ``depth`` plies) or ``"random"``
+    (``depth`` is then ignored); a ``random_move_prob`` above 0 mixes in random
+    moves. Raises ``ValueError`` for an unknown kind, a minimax depth below 1
+    or a probability outside [0, 1].
+    """
+    if kind == "random":
+        base: Opponent = RandomOpponent()
+    elif kind == "minimax":
+        base = MinimaxOpponent(depth)
+    else:
+        raise ValueError(f"unknown opponent kind {kind!r}; expected one of {OPPONENT_KINDS}")
+    mixed = MixedOpponent(base, random_move_prob)  # validates the probability
+    if kind == "random" or mixed.random_move_prob == 0.0:
+        return base
+    return mixed
+
+
+def opponent_rng(seed: int, game_name: str, state: Hashable) -> random.Random:
+    """The generator for the opponent's reply at ``state`` in a task of ``seed``."""
+    return derive_rng(seed, "opponent", game_name, state)
