@@ -1,0 +1,95 @@
+"""Build Wordle's word lists from SCOWL, as packaged by Debian.
+
+Not imported by gamebridge: run it by hand to rebuild the shipped lists.
+
+    apt-get install wamerican-small wamerican-huge   # SCOWL 2020.12.07, Debian 12
+    python core/games/data/build_wordle_lists.py      # rewrites the two .txt files
+    python core/games/data/build_wordle_lists.py --check   # exit 1 if they differ
+
+Answers: the 5-letter, all lower-case ASCII words of SCOWL size 35
+(``american-english-small``), minus regular inflections whose stem is itself in
+that list (plurals and third persons ``-s``/``-es``/``-ies``, past tenses
+``-ed``/``-d``/``-ied``, present participles ``-ing``), minus a short list of
+slurs and sexual words (those stay guessable). Allowed: the 5-letter, all
+lower-case ASCII words of SCOWL size 80 (``american-english-huge``), plus
+every answer. Both sorted, one word a line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+DICT_DIR = Path("/usr/share/dict")
+SMALL = DICT_DIR / "american-english-small"  # SCOWL size 35 (wamerican-small)
+HUGE = DICT_DIR / "american-english-huge"  # SCOWL size 80 (wamerican-huge)
+OUT_DIR = Path(__file__).resolve().parent
+
+# Never drawn as an answer (still accepted as guesses).
+EXCLUDED_ANSWERS = frozenset(
+    """bitch chink dykes horny kikes nigga penis prick pussy queer raped rapes
+    rapist semen sexed slut sluts spick whore whores dildo porno boobs""".split()
+)
+
+_WORD = re.compile(r"[a-z]+")
+
+
+def read_words(path: Path) -> set[str]:
+    """Lower-case ASCII words of one SCOWL list (proper nouns, possessives and
+    words with accents or hyphens are dropped)."""
+    text = path.read_text(encoding="utf-8")
+    return {w for w in text.split("\n") if _WORD.fullmatch(w)}
+
+
+def is_inflection(word: str, words: set[str]) -> bool:
+    """True when ``word`` is a regular inflection of a word in ``words``."""
+    stems: list[str] = []
+    if word.endswith("s") and not word.endswith("ss"):
+        stems.append(word[:-1])
+    if word.endswith("es"):
+        stems.append(word[:-2])
+    if word.endswith("ies") or word.endswith("ied"):
+        stems.append(word[:-3] + "y")
+    if word.endswith("ed"):
+        stems += [word[:-2], word[:-1]]
+    if word.endswith("ing"):
+        stems += [word[:-3], word[:-3] + "e"]
+    return any(len(s) >= 2 and s in words for s in stems)
+
+
+def build() -> tuple[list[str], list[str]]:
+    """The answers and allowed lists, sorted."""
+    small = read_words(SMALL)
+    huge = read_words(HUGE)
+    answers = sorted(
+        w
+        for w in small
+        if len(w) == 5 and not is_inflection(w, small) and w not in EXCLUDED_ANSWERS
+    )
+    allowed = sorted({w for w in huge if len(w) == 5} | set(answers))
+    return answers, allowed
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--check", action="store_true", help="compare, do not write")
+    args = parser.parse_args(argv)
+    answers, allowed = build()
+    files = {
+        OUT_DIR / "wordle_answers.txt": "\n".join(answers) + "\n",
+        OUT_DIR / "wordle_allowed.txt": "\n".join(allowed) + "\n",
+    }
+    if args.check:
+        stale = [p.name for p, text in files.items() if p.read_text(encoding="utf-8") != text]
+        print("stale: " + ", ".join(stale) if stale else "up to date")
+        return 1 if stale else 0
+    for path, text in files.items():
+        path.write_text(text, encoding="utf-8")
+    print(f"{len(answers)} answers, {len(allowed)} allowed words")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
