@@ -1,0 +1,1 @@
+"""Thin adapters: one per RL environment framework, each re-expressing core.Episode."""
