@@ -29,9 +29,12 @@ OUT_DIR = Path(__file__).resolve().parent
 
 # Never drawn as an answer (still accepted as guesses).
 EXCLUDED_ANSWERS = frozenset(
-    """bitch chink dykes horny kikes nigga penis prick pussy queer raped rapes
-    rapist semen sexed slut sluts spick whore whores dildo porno boobs""".split()
-)
+    {
+        "bitch", "boobs", "chink", "dildo", "dykes", "horny", "kikes", "nigga", "penis",
+        "porno", "prick", "pussy", "queer", "raped", "rapes", "semen", "sexed", "sluts",
+        "spick", "whore",
+    }
+)  # fmt: skip
 
 _WORD = re.compile(r"[a-z]+")
 
