@@ -4,8 +4,10 @@
 #   .venv       Python 3.11, `-e .[all,dev]`: core, every adapter but NeMo Gym, rollouts, tests.
 #   .venv-nemo  Python 3.12, nemo-gym==0.4.0 + `-e .` (core only): NeMo Gym needs Python >= 3.12
 #               and pins older openai/mcp than Verifiers, so it cannot share .venv.
-# Setup is idempotent: a stamp file named after a hash of pyproject.toml marks each venv as done,
-# so editing pyproject.toml re-runs the install and an unchanged tree skips it.
+# Setup is idempotent: a stamp file named after a hash of pyproject.toml's content marks each venv
+# as done (it holds the install's duration in seconds), so changing pyproject.toml re-runs the
+# install and an unchanged one skips it, whatever its mtime. pip's full output goes to
+# <venv>/install.log.
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -35,7 +37,7 @@ setup-venv: $(STAMP) ## Create/refresh .venv only.
 
 setup-nemo: $(NEMO_STAMP) ## Create/refresh .venv-nemo only (NeMo Gym, Python 3.12).
 
-$(STAMP): pyproject.toml
+$(STAMP):
 	@start=$$(date +%s); \
 	if [ ! -x $(PY) ]; then \
 		py=$$(.ci/find-python 3.11) || { echo "setup: no Python 3.11 found" >&2; exit 1; }; \
@@ -44,13 +46,14 @@ $(STAMP): pyproject.toml
 		$(PY) -m pip install -q -U pip setuptools wheel; \
 	fi; \
 	echo "setup: installing -e .[all,dev] into $(VENV) (first time: several minutes)"; \
-	$(PY) -m pip install -q -e '.[all,dev]'; \
+	$(PY) -m pip install -e '.[all,dev]' > $(VENV)/install.log 2>&1 \
+		|| { tail -n 40 $(VENV)/install.log >&2; echo "setup: pip failed, log: $(VENV)/install.log" >&2; exit 1; }; \
 	rm -f $(VENV)/.installed-*; \
 	secs=$$(( $$(date +%s) - start )); \
 	echo "$$secs" > $@; \
 	echo "setup: $(VENV) ready in $${secs}s"
 
-$(NEMO_STAMP): pyproject.toml
+$(NEMO_STAMP):
 	@start=$$(date +%s); \
 	if [ ! -x $(NEMO_PY) ]; then \
 		py=$$(.ci/find-python 3.12) || py=$$(.ci/find-python 3.13) || { \
@@ -61,7 +64,8 @@ $(NEMO_STAMP): pyproject.toml
 		$(NEMO_PY) -m pip install -q -U pip setuptools wheel; \
 	fi; \
 	echo "setup: installing $(NEMO_GYM_PIN) and -e . into $(NEMO_VENV) (first time: several minutes)"; \
-	$(NEMO_PY) -m pip install -q '$(NEMO_GYM_PIN)' -e . fastapi uvicorn; \
+	$(NEMO_PY) -m pip install '$(NEMO_GYM_PIN)' -e . fastapi uvicorn > $(NEMO_VENV)/install.log 2>&1 \
+		|| { tail -n 40 $(NEMO_VENV)/install.log >&2; echo "setup: pip failed, log: $(NEMO_VENV)/install.log" >&2; exit 1; }; \
 	rm -f $(NEMO_VENV)/.installed-*; \
 	secs=$$(( $$(date +%s) - start )); \
 	echo "$$secs" > $@; \
