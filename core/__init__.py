@@ -3,6 +3,8 @@
 Standard library only; no framework is imported here or below.
 """
 
+from typing import Any
+
 from core.games import (
     Game,
     GameError,
@@ -15,8 +17,6 @@ from core.games import (
     make_game,
     register_game,
 )
-
-from typing import Any
 
 # Everything beyond the games is loaded on first use (PEP 562), so
 # ``import core`` stays cheap and free of import cycles.

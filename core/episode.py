@@ -63,7 +63,8 @@ class Episode:
         self.rubric = rubric or Rubric()
         self.opponent: Opponent | None = (
             make_opponent(self.task.opponent, self.task.depth, self.task.random_move_prob)
-            if self.game.spec.num_players > 1 else None
+            if self.game.spec.num_players > 1
+            else None
         )
         self.system_prompt = prompts.system_prompt(self.game, self.task)
         self.tool_system_prompt = prompts.system_prompt(self.game, self.task, tools=True)
@@ -123,8 +124,13 @@ class Episode:
         no tags to parse (format is compliant by construction)."""
         self._check_open()
         if not isinstance(move, str):
-            return self._reject(repr(move), "invalid_move", f"a move must be text, not {type(move).__name__}",
-                                format_ok=True, kind="tool")
+            return self._reject(
+                repr(move),
+                "invalid_move",
+                f"a move must be text, not {type(move).__name__}",
+                format_ok=True,
+                kind="tool",
+            )
         return self._apply(move, move, format_ok=True, kind="tool")
 
     # --- internals --------------------------------------------------------
@@ -132,7 +138,9 @@ class Episode:
         if not self._started:
             raise EpisodeNotStartedError("call reset() before step()")
         if self.done:
-            raise EpisodeFinishedError(f"the episode is over ({self.termination}: {self.result}); call reset()")
+            raise EpisodeFinishedError(
+                f"the episode is over ({self.termination}: {self.result}); call reset()"
+            )
 
     def _apply(self, reply: str, text: str, *, format_ok: bool, kind: str) -> StepResult:
         game = self.game
@@ -154,13 +162,17 @@ class Episode:
             self.outcome = game.outcome(self.state)
             if self.outcome is None:
                 raise EpisodeError(f"{game.spec.name}: a terminal position has no outcome")
-            return self._finish(event, "game_over", self.outcome.result_for(self.task.model_player), replies)
+            return self._finish(
+                event, "game_over", self.outcome.result_for(self.task.model_player), replies
+            )
         if len(self.events) >= self.task.turn_limit():
             return self._finish(event, "turn_cap", self.task.turn_cap_result, replies)
         self.observation = prompts.turn_observation(game, self.state, replies)
         return StepResult(self.observation, False, 0.0, self._info(event))
 
-    def _reject(self, reply: str, error: str, message: str, *, format_ok: bool, kind: str) -> StepResult:
+    def _reject(
+        self, reply: str, error: str, message: str, *, format_ok: bool, kind: str
+    ) -> StepResult:
         self.invalid_moves += 1
         event = self._event(reply, kind, format_ok, None, error, message, [])
         left = self.task.max_invalid_moves - self.invalid_moves
@@ -168,23 +180,36 @@ class Episode:
             return self._finish(event, "forfeit", "loss", [])
         if len(self.events) >= self.task.turn_limit():
             return self._finish(event, "turn_cap", self.task.turn_cap_result, [])
-        self.observation = prompts.rejection_observation(self.game, self.state, error, message, left)
+        self.observation = prompts.rejection_observation(
+            self.game, self.state, error, message, left
+        )
         return StepResult(self.observation, False, 0.0, self._info(event))
 
     def _opponent_turns(self) -> list[str]:
         """Let the opponent move until it is the model's turn or the game ends."""
         played: list[str] = []
         game, task = self.game, self.task
-        while self.opponent is not None and not game.is_terminal(self.state) \
-                and game.to_play(self.state) != task.model_player:
+        while (
+            self.opponent is not None
+            and not game.is_terminal(self.state)
+            and game.to_play(self.state) != task.model_player
+        ):
             rng = opponent_rng(task.seed, task.game, self.state)
             move = self.opponent.choose(game, self.state, rng)
             played.append(game.move_to_text(self.state, move))
             self.state = game.apply(self.state, move)
         return played
 
-    def _event(self, reply: str, kind: str, format_ok: bool, move: str | None, error: str | None,
-               message: str | None, opponent_moves: list[str]) -> dict[str, Any]:
+    def _event(
+        self,
+        reply: str,
+        kind: str,
+        format_ok: bool,
+        move: str | None,
+        error: str | None,
+        message: str | None,
+        opponent_moves: list[str],
+    ) -> dict[str, Any]:
         event = {
             "turn": len(self.events) + 1,
             "kind": kind,
@@ -200,12 +225,16 @@ class Episode:
         self.events.append(event)
         return event
 
-    def _finish(self, event: dict[str, Any], termination: str, result: str, opponent_moves: list[str]) -> StepResult:
+    def _finish(
+        self, event: dict[str, Any], termination: str, result: str, opponent_moves: list[str]
+    ) -> StepResult:
         self.done = True
         self.termination = termination
         self.result = result
         self._breakdown = self.rubric.score(self)
-        self.observation = prompts.final_observation(self.game, self.state, result, termination, opponent_moves)
+        self.observation = prompts.final_observation(
+            self.game, self.state, result, termination, opponent_moves
+        )
         return StepResult(self.observation, True, self._breakdown.total, self._info(event))
 
     def _info(self, event: dict[str, Any]) -> dict[str, Any]:
@@ -221,7 +250,9 @@ class Episode:
             "turn": event["turn"],
         }
         if self._breakdown is not None:
-            info.update(termination=self.termination, result=self.result, reward=self._breakdown.to_dict())
+            info.update(
+                termination=self.termination, result=self.result, reward=self._breakdown.to_dict()
+            )
         return info
 
     # --- results ----------------------------------------------------------
@@ -255,7 +286,9 @@ class Episode:
             "done": self.done,
             "termination": self.termination,
             "result": self.result,
-            "outcome": None if self.outcome is None else {
+            "outcome": None
+            if self.outcome is None
+            else {
                 "termination": self.outcome.termination.value,
                 "winner": self.outcome.winner,
                 "scores": list(self.outcome.scores),
@@ -264,8 +297,12 @@ class Episode:
         }
 
     @classmethod
-    def replay(cls, task: Task | Mapping[str, Any], replies: Iterable[str | dict[str, str]],
-               rubric: Rubric | None = None) -> Episode:
+    def replay(
+        cls,
+        task: Task | Mapping[str, Any],
+        replies: Iterable[str | dict[str, str]],
+        rubric: Rubric | None = None,
+    ) -> Episode:
         """Rebuild an episode from its task and the model's replies (a str is a
         text reply, ``{"move": ...}`` a tool call)."""
         episode = cls(task, rubric)
@@ -280,11 +317,22 @@ class Episode:
         return episode
 
     @classmethod
-    def from_trajectory(cls, trajectory: Mapping[str, Any], rubric: Rubric | None = None) -> Episode:
+    def from_trajectory(
+        cls, trajectory: Mapping[str, Any], rubric: Rubric | None = None
+    ) -> Episode:
         """Replay a trajectory produced by ``to_dict`` (text and tool replies)."""
-        replies = [e["reply"] if e["kind"] == "text" else {"move": e["reply"]} for e in trajectory["events"]]
+        replies = [
+            e["reply"] if e["kind"] == "text" else {"move": e["reply"]}
+            for e in trajectory["events"]
+        ]
         return cls.replay(trajectory["task"], replies, rubric)
 
 
-__all__ = ["RESULT_VALUE", "Episode", "EpisodeError", "EpisodeFinishedError",
-           "EpisodeNotStartedError", "StepResult"]
+__all__ = [
+    "RESULT_VALUE",
+    "Episode",
+    "EpisodeError",
+    "EpisodeFinishedError",
+    "EpisodeNotStartedError",
+    "StepResult",
+]

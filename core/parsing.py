@@ -72,7 +72,14 @@ def parse_reply(text: str, *, think_required: bool = False, lenient: bool = Fals
         if MOVE_CLOSE in body:
             raise FormatError("</move> without <move>")
         stripped = body.strip()
-        if lenient and stripped and len(stripped) <= MAX_MOVE_CHARS and stripped.isprintable() and "<" not in stripped and len(stripped.split()) == 1:
+        if (
+            lenient
+            and stripped
+            and len(stripped) <= MAX_MOVE_CHARS
+            and stripped.isprintable()
+            and "<" not in stripped
+            and len(stripped.split()) == 1
+        ):
             return ParsedReply(stripped, think)
         raise FormatError("no <move>...</move> tag in the reply")
     if count > 1:

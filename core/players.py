@@ -68,8 +68,9 @@ class Policy:
             except ValueError as exc:
                 if isinstance(exc, PolicyError):
                     raise
-                raise PolicyError(f"bad policy {text!r}: expected random, minimax:D, noisy:P "
-                                  "or noisy:P/minimax:D") from exc
+                raise PolicyError(
+                    f"bad policy {text!r}: expected random, minimax:D, noisy:P or noisy:P/minimax:D"
+                ) from exc
         return cls(base, depth, noise)
 
 
@@ -84,10 +85,12 @@ def message_text(message: Mapping[str, Any]) -> str:
 
 
 def identify_game(text: str) -> Game[Any, Any]:
-    """The game a system prompt introduces (``You are playing <Title> as ...``)."""
+    """The game a system prompt introduces (``You are playing <Title> as ...``
+    or, for one-player games, ``You are playing <Title>.``)."""
     for name in list_games():
         game = make_game(name)
-        if f"You are playing {game.spec.title} as " in text:
+        intro = f"You are playing {game.spec.title}"
+        if f"{intro} as " in text or f"{intro}." in text:
             return game
     raise ConversationError("no gamebridge game found in the system prompt")
 
@@ -99,12 +102,18 @@ class ScriptedPlayer:
         self.policy_text = policy
         self.policy = Policy.parse(policy)
         self.seed = seed
-        self._minimax = MinimaxOpponent(self.policy.depth) if self.policy.base == "minimax" else None
+        self._minimax = (
+            MinimaxOpponent(self.policy.depth) if self.policy.base == "minimax" else None
+        )
 
-    def _read(self, messages: Sequence[Mapping[str, Any]]) -> tuple[Game[Any, Any], Any, random.Random]:
+    def _read(
+        self, messages: Sequence[Mapping[str, Any]]
+    ) -> tuple[Game[Any, Any], Any, random.Random]:
         if not messages:
             raise ConversationError("empty conversation")
-        system = "\n".join(message_text(m) for m in messages if m.get("role") in ("system", "developer"))
+        system = "\n".join(
+            message_text(m) for m in messages if m.get("role") in ("system", "developer")
+        )
         observations = [message_text(m) for m in messages if m.get("role") in ("user", "tool")]
         game = identify_game(system or (observations[0] if observations else ""))
         if not observations:
@@ -112,7 +121,9 @@ class ScriptedPlayer:
         try:
             state = game.parse_board(observations[-1])
         except (GameError, ValueError, IndexError) as exc:
-            raise ConversationError(f"cannot read a {game.spec.title} board from the last observation") from exc
+            raise ConversationError(
+                f"cannot read a {game.spec.title} board from the last observation"
+            ) from exc
         rng = derive_rng(self.seed, self.policy_text, tuple(observations))
         return game, state, rng
 

@@ -20,21 +20,28 @@ TOOL_ARGUMENT_DESCRIPTION = "The move, in the game's notation (for example {exam
 def system_prompt(game: Game[Any, Any], task: Task, *, tools: bool = False) -> str:
     """The system prompt for ``task``; ``tools``: the model moves by tool call."""
     spec = game.spec
-    side = spec.player_names[task.model_player]
-    against = "against an opponent" if spec.num_players > 1 else "alone"
     examples = ", ".join(spec.move_examples)
+    if spec.num_players > 1:
+        intro = f"You are playing {spec.title} as {spec.player_names[task.model_player]}, against an opponent."
+    else:
+        intro = f"You are playing {spec.title}."
     lines = [
-        f"You are playing {spec.title} as {side}, {against}.",
+        intro,
         spec.rules,
         f"{spec.move_syntax} Examples: {examples}.",
     ]
     if tools:
         lines.append(f"Make each move by calling the {TOOL_NAME} tool with your move.")
     else:
-        think = "First think inside <think>...</think>, then" if task.think_required else (
-            "You may think inside <think>...</think> first; then")
-        lines.append(f"{think} give exactly one move inside <move>...</move>, "
-                     f"for example <move>{spec.move_examples[0]}</move>.")
+        think = (
+            "First think inside <think>...</think>, then"
+            if task.think_required
+            else ("You may think inside <think>...</think> first; then")
+        )
+        lines.append(
+            f"{think} give exactly one move inside <move>...</move>, "
+            f"for example <move>{spec.move_examples[0]}</move>."
+        )
     return "\n".join(lines)
 
 
@@ -48,8 +55,12 @@ def tool_schema(game: Game[Any, Any]) -> dict[str, Any]:
             "description": TOOL_DESCRIPTION,
             "parameters": {
                 "type": "object",
-                "properties": {"move": {"type": "string",
-                                        "description": TOOL_ARGUMENT_DESCRIPTION.format(examples=examples)}},
+                "properties": {
+                    "move": {
+                        "type": "string",
+                        "description": TOOL_ARGUMENT_DESCRIPTION.format(examples=examples),
+                    }
+                },
                 "required": ["move"],
             },
         },
@@ -73,19 +84,28 @@ def turn_observation(game: Game[Any, Any], state: Any, opponent_moves: list[str]
     return "\n".join(lines)
 
 
-def rejection_observation(game: Game[Any, Any], state: Any, error: str, message: str, invalid_left: int) -> str:
+def rejection_observation(
+    game: Game[Any, Any], state: Any, error: str, message: str, invalid_left: int
+) -> str:
     """The observation after a rejected reply; the position is unchanged."""
-    kind = {"format": "badly formatted", "invalid_move": "not a move", "illegal_move": "an illegal move"}[error]
+    kind = {
+        "format": "badly formatted",
+        "invalid_move": "not a move",
+        "illegal_move": "an illegal move",
+    }[error]
     first = message.splitlines()[0] if message else kind
-    lines = [f"Your reply was rejected ({kind}): {first}",
-             f"Invalid replies left before you forfeit: {invalid_left}."]
+    lines = [
+        f"Your reply was rejected ({kind}): {first}",
+        f"Invalid replies left before you forfeit: {invalid_left}.",
+    ]
     lines += _position(game, state)
     lines.append("Try again.")
     return "\n".join(lines)
 
 
-def final_observation(game: Game[Any, Any], state: Any, result: str, termination: str,
-                      opponent_moves: list[str]) -> str:
+def final_observation(
+    game: Game[Any, Any], state: Any, result: str, termination: str, opponent_moves: list[str]
+) -> str:
     """The last observation: how the game ended."""
     lines = []
     if opponent_moves:
@@ -95,6 +115,8 @@ def final_observation(game: Game[Any, Any], state: Any, result: str, termination
         "forfeit": " You forfeited the game: too many invalid replies.",
         "turn_cap": " The turn limit was reached.",
     }[termination]
-    lines.append(f"Game over: you {'drew' if result == 'draw' else ('won' if result == 'win' else 'lost')}.{reason}")
+    lines.append(
+        f"Game over: you {'drew' if result == 'draw' else ('won' if result == 'win' else 'lost')}.{reason}"
+    )
     lines.append(game.render(state))
     return "\n".join(lines)

@@ -56,15 +56,17 @@ def format_reward(episode: Episode) -> float:
 
 def invalid_reward(episode: Episode) -> float:
     task = episode.task
-    return -min(task.invalid_penalty_cap, task.invalid_penalty * episode.invalid_moves)
+    return -round(min(task.invalid_penalty_cap, task.invalid_penalty * episode.invalid_moves), 12)
 
 
-COMPONENTS: Mapping[str, Callable[[Episode], float]] = MappingProxyType({
-    "win": win_reward,
-    "margin": margin_reward,
-    "format": format_reward,
-    "invalid": invalid_reward,
-})
+COMPONENTS: Mapping[str, Callable[[Episode], float]] = MappingProxyType(
+    {
+        "win": win_reward,
+        "margin": margin_reward,
+        "format": format_reward,
+        "invalid": invalid_reward,
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -76,7 +78,11 @@ class RewardBreakdown:
     weights: Mapping[str, float]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"total": self.total, "components": dict(self.components), "weights": dict(self.weights)}
+        return {
+            "total": self.total,
+            "components": dict(self.components),
+            "weights": dict(self.weights),
+        }
 
 
 @dataclass(frozen=True)

@@ -54,28 +54,56 @@ class Task:
     opening_plies: int = 0
 
     def __post_init__(self) -> None:
-        _check(isinstance(self.game, str) and self.game in list_games(),
-               f"game must be one of {list_games()}, got {self.game!r}")
+        _check(
+            isinstance(self.game, str) and self.game in list_games(),
+            f"game must be one of {list_games()}, got {self.game!r}",
+        )
         _check(_is_int(self.seed), f"seed must be an int, got {self.seed!r}")
         players = make_game(self.game).spec.num_players
-        _check(_is_int(self.model_player) and 0 <= self.model_player < players,
-               f"model_player must be in 0..{players - 1} for {self.game}, got {self.model_player!r}")
-        _check(self.opponent in OPPONENTS, f"opponent must be one of {OPPONENTS}, got {self.opponent!r}")
-        _check(_is_int(self.depth) and 1 <= self.depth <= 12, f"depth must be an int in 1..12, got {self.depth!r}")
-        _check(_is_prob(self.random_move_prob), f"random_move_prob must be in [0, 1], got {self.random_move_prob!r}")
-        _check(self.max_turns is None or (_is_int(self.max_turns) and self.max_turns >= 1),
-               f"max_turns must be a positive int or None, got {self.max_turns!r}")
-        _check(_is_int(self.max_invalid_moves) and self.max_invalid_moves >= 0,
-               f"max_invalid_moves must be an int >= 0, got {self.max_invalid_moves!r}")
-        _check(_is_num(self.invalid_penalty) and self.invalid_penalty >= 0,
-               f"invalid_penalty must be a number >= 0, got {self.invalid_penalty!r}")
-        _check(_is_num(self.invalid_penalty_cap) and self.invalid_penalty_cap >= 0,
-               f"invalid_penalty_cap must be a number >= 0, got {self.invalid_penalty_cap!r}")
-        _check(self.turn_cap_result in TURN_CAP_RESULTS,
-               f"turn_cap_result must be one of {TURN_CAP_RESULTS}, got {self.turn_cap_result!r}")
-        _check(isinstance(self.think_required, bool), f"think_required must be a bool, got {self.think_required!r}")
-        _check(_is_int(self.opening_plies) and 0 <= self.opening_plies <= 20,
-               f"opening_plies must be an int in 0..20, got {self.opening_plies!r}")
+        _check(
+            _is_int(self.model_player) and 0 <= self.model_player < players,
+            f"model_player must be in 0..{players - 1} for {self.game}, got {self.model_player!r}",
+        )
+        _check(
+            self.opponent in OPPONENTS,
+            f"opponent must be one of {OPPONENTS}, got {self.opponent!r}",
+        )
+        _check(
+            _is_int(self.depth) and 1 <= self.depth <= 12,
+            f"depth must be an int in 1..12, got {self.depth!r}",
+        )
+        _check(
+            _is_prob(self.random_move_prob),
+            f"random_move_prob must be in [0, 1], got {self.random_move_prob!r}",
+        )
+        _check(
+            self.max_turns is None or (_is_int(self.max_turns) and self.max_turns >= 1),
+            f"max_turns must be a positive int or None, got {self.max_turns!r}",
+        )
+        _check(
+            _is_int(self.max_invalid_moves) and self.max_invalid_moves >= 0,
+            f"max_invalid_moves must be an int >= 0, got {self.max_invalid_moves!r}",
+        )
+        _check(
+            _is_num(self.invalid_penalty) and self.invalid_penalty >= 0,
+            f"invalid_penalty must be a number >= 0, got {self.invalid_penalty!r}",
+        )
+        _check(
+            _is_num(self.invalid_penalty_cap) and self.invalid_penalty_cap >= 0,
+            f"invalid_penalty_cap must be a number >= 0, got {self.invalid_penalty_cap!r}",
+        )
+        _check(
+            self.turn_cap_result in TURN_CAP_RESULTS,
+            f"turn_cap_result must be one of {TURN_CAP_RESULTS}, got {self.turn_cap_result!r}",
+        )
+        _check(
+            isinstance(self.think_required, bool),
+            f"think_required must be a bool, got {self.think_required!r}",
+        )
+        _check(
+            _is_int(self.opening_plies) and 0 <= self.opening_plies <= 20,
+            f"opening_plies must be an int in 0..20, got {self.opening_plies!r}",
+        )
 
     @property
     def task_id(self) -> str:
@@ -131,9 +159,14 @@ def make_tasks(
         raise TaskError(f"n must be an int >= 0, got {n!r}")
     if not _is_int(num_groups) or num_groups < 1:
         raise TaskError(f"num_groups must be an int >= 1, got {num_groups!r}")
-    if not (_is_prob(min_random_move_prob) and _is_prob(max_random_move_prob)) or min_random_move_prob > max_random_move_prob:
-        raise TaskError("need 0 <= min_random_move_prob <= max_random_move_prob <= 1, "
-                        f"got {min_random_move_prob!r}, {max_random_move_prob!r}")
+    if (
+        not (_is_prob(min_random_move_prob) and _is_prob(max_random_move_prob))
+        or min_random_move_prob > max_random_move_prob
+    ):
+        raise TaskError(
+            "need 0 <= min_random_move_prob <= max_random_move_prob <= 1, "
+            f"got {min_random_move_prob!r}, {max_random_move_prob!r}"
+        )
     players = make_game(game).spec.num_players
     plies = DEFAULT_OPENING_PLIES.get(game, 0) if opening_plies is None else opening_plies
     span = max_random_move_prob - min_random_move_prob
@@ -143,8 +176,16 @@ def make_tasks(
         j = i % num_groups
         prob = min_random_move_prob + span * (j + rng.random()) / num_groups
         side = (i // num_groups) % players if model_player is None else model_player
-        tasks.append(Task(game=game, seed=rng.getrandbits(31), model_player=side,
-                          random_move_prob=round(prob, 6), opening_plies=plies, **overrides))
+        tasks.append(
+            Task(
+                game=game,
+                seed=rng.getrandbits(31),
+                model_player=side,
+                random_move_prob=round(prob, 6),
+                opening_plies=plies,
+                **overrides,
+            )
+        )
     return tasks
 
 

@@ -1,0 +1,194 @@
+"""The one turn loop: order of play, invalid moves, caps, records, replay."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from core import (
+    Episode,
+    EpisodeFinishedError,
+    EpisodeNotStartedError,
+    ScriptedPlayer,
+    Task,
+    make_tasks,
+)
+from core.rewards import DEFAULT_WEIGHTS
+
+ROOT = Path(__file__).resolve().parents[2]
+GAMES = ["tictactoe", "connect_four", "othello", "wordle"]
+
+
+def play(task: Task, policy: str = "noisy:0.3/minimax:1", seed: int = 0) -> Episode:
+    """Play ``task`` to the end with a scripted player reading the conversation."""
+    episode = Episode(task)
+    player = ScriptedPlayer(policy, seed)
+    messages = [
+        {"role": "system", "content": episode.system_prompt},
+        {"role": "user", "content": episode.reset()},
+    ]
+    while not episode.done:
+        reply = player.reply(messages)
+        result = episode.step(reply)
+        messages += [
+            {"role": "assistant", "content": reply},
+            {"role": "user", "content": result.observation},
+        ]
+    return episode
+
+
+def test_model_second_sees_the_opponents_first_move() -> None:
+    episode = Episode(Task(game="tictactoe", seed=1, model_player=1))
+    observation = episode.reset()
+    assert len(episode.opponent_first) == 1
+    assert observation.startswith(f"Opponent played: {episode.opponent_first[0]}.")
+    assert episode.game.to_play(episode.state) == 1
+
+
+def test_model_first_sees_an_empty_board() -> None:
+    episode = Episode(Task(game="connect_four", seed=1))
+    observation = episode.reset()
+    assert episode.opponent_first == []
+    assert "Legal moves: 1, 2, 3, 4, 5, 6, 7" in observation
+
+
+def test_a_valid_move_is_answered_by_the_opponent() -> None:
+    episode = Episode(Task(game="tictactoe", seed=2))
+    episode.reset()
+    result = episode.step("<move>4</move>")
+    assert result.info["valid"] and result.info["move"] == "4"
+    assert result.info["opponent_move"] is not None and result.reward == 0.0 and not result.done
+    assert episode.game.to_play(episode.state) == 0
+
+
+@pytest.mark.parametrize(
+    ("reply", "error"),
+    [("4", "format"), ("<move>x9</move>", "invalid_move"), ("<move>4</move>", "illegal_move")],
+)
+def test_a_rejected_reply_changes_nothing_but_the_count(reply: str, error: str) -> None:
+    episode = Episode(Task(game="tictactoe", seed=2))
+    episode.reset()
+    episode.step("<move>4</move>")
+    before = episode.state
+    result = episode.step(reply)
+    assert result.info["error"] == error and not result.info["valid"]
+    assert episode.state == before and episode.invalid_moves == 1 and not result.done
+    assert result.info["format_ok"] == (error != "format")
+    assert "Invalid replies left before you forfeit: 2." in result.observation
+
+
+def test_too_many_invalid_replies_forfeit_with_a_capped_penalty() -> None:
+    task = Task(
+        game="othello", seed=4, max_invalid_moves=2, invalid_penalty=0.3, invalid_penalty_cap=0.5
+    )
+    episode = Episode(task)
+    episode.reset()
+    results = [episode.step("no move here") for _ in range(3)]
+    assert [r.done for r in results] == [False, False, True]
+    assert episode.termination == "forfeit" and episode.result == "loss"
+    breakdown = episode.reward()
+    assert breakdown.components == {"win": 0.0, "margin": -1.0, "format": 0.0, "invalid": -0.5}
+    assert results[-1].reward == breakdown.total == pytest.approx(-1.0 - 0.5)
+    assert results[-1].info["reward"] == breakdown.to_dict()
+    assert "forfeited" in results[-1].observation
+
+
+@pytest.mark.parametrize("settled", ["loss", "draw"])
+def test_the_turn_cap_settles_the_game(settled: str) -> None:
+    episode = Episode(Task(game="connect_four", seed=0, max_turns=2, turn_cap_result=settled))
+    episode.reset()
+    assert not episode.step("<move>4</move>").done
+    last = episode.step("<move>4</move>")
+    assert last.done and episode.termination == "turn_cap" and episode.result == settled
+    components = episode.reward().components
+    assert components["win"] == {"loss": 0.0, "draw": 0.5}[settled]
+    assert components["margin"] <= 0.0
+
+
+def test_step_after_done_raises_and_changes_nothing() -> None:
+    episode = play(Task(game="tictactoe", seed=5))
+    snapshot = json.dumps(episode.to_dict())
+    with pytest.raises(EpisodeFinishedError):
+        episode.step("<move>0</move>")
+    with pytest.raises(EpisodeFinishedError):
+        episode.step_move("0")
+    assert json.dumps(episode.to_dict()) == snapshot
+
+
+def test_step_before_reset_raises() -> None:
+    with pytest.raises(EpisodeNotStartedError):
+        Episode(Task()).step("<move>0</move>")
+
+
+def test_tool_moves_take_the_same_path() -> None:
+    text, tool = Episode(Task(seed=9)), Episode(Task(seed=9))
+    text.reset(), tool.reset()
+    for move in ["4", "4", "0"]:
+        a, b = text.step(f"<move>{move}</move>"), tool.step_move(move)
+        assert (a.observation, a.info["error"], a.info["move"]) == (
+            b.observation,
+            b.info["error"],
+            b.info["move"],
+        )
+    assert text.state == tool.state
+    assert Episode(Task()).reset() and tool.step_move(7).info["error"] == "invalid_move"  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_games_finish_with_a_consistent_reward(game: str) -> None:
+    for task in make_tasks(3, seed=1, game=game):
+        episode = play(task)
+        breakdown = episode.reward()
+        total = sum(DEFAULT_WEIGHTS[k] * v for k, v in breakdown.components.items())
+        assert breakdown.total == pytest.approx(total)
+        assert -1.0 <= breakdown.components["margin"] <= 1.0
+        assert episode.result in ("win", "draw", "loss")
+        invalid = sum(1 for e in episode.events if e["error"])
+        assert episode.invalid_moves == invalid
+
+
+def test_wordle_has_no_opponent() -> None:
+    episode = play(Task(game="wordle", seed=3))
+    assert episode.opponent is None
+    assert all(e["opponent_moves"] == [] for e in episode.events)
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_replay_gives_the_identical_trajectory(game: str) -> None:
+    task = make_tasks(1, seed=11, game=game, model_player=1 if game != "wordle" else 0)[0]
+    original = play(task).to_dict()
+    assert Episode.replay(task, [e["reply"] for e in original["events"]]).to_dict() == original
+    assert Episode.from_trajectory(json.loads(json.dumps(original))).to_dict() == original
+
+
+def test_replay_in_another_process_under_another_hash_seed() -> None:
+    tasks = [make_tasks(1, seed=5, game=g)[0] for g in GAMES]
+    expected = [play(t).to_dict() for t in tasks]
+    script = (
+        "import json, sys\n"
+        "from core import Episode\n"
+        "for t in json.load(sys.stdin):\n"
+        "    print(json.dumps(Episode.from_trajectory(t).to_dict(), sort_keys=True))\n"
+    )
+    for hash_seed in ("1", "4242"):
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed, "PYTHONPATH": str(ROOT)}
+        out = subprocess.run(
+            [sys.executable, "-c", script],
+            input=json.dumps(expected),
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        assert [json.loads(line) for line in out.splitlines()] == json.loads(json.dumps(expected))
+
+
+def test_reset_restarts_the_same_game() -> None:
+    episode = Episode(Task(game="othello", seed=8, opening_plies=3, model_player=1))
+    first = episode.reset()
+    episode.step("<move>pass</move>")
+    assert episode.reset() == first and episode.events == [] and episode.invalid_moves == 0
+    assert len(episode.opening) == 3
