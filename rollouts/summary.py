@@ -1,0 +1,363 @@
+"""Statistics over rollout records, and the trajectory identity check.
+
+``summarize(records)`` gives a :class:`Summary`: win/draw/loss counts with 95%
+Wilson intervals, the mean of each reward component, invalid-reply and
+format-failure rates (per reply), turns, tokens, throughput and the
+environment + framework time per step, plus the same broken down by the
+difficulty bucket of ``random_move_prob``.
+
+``check_identity(by_framework, references)`` compares trajectories across
+frameworks task by task and names the first divergent task and step.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from itertools import pairwise
+from typing import Any
+
+from rollouts.drivers.base import RolloutRecord
+
+Z95 = 1.959963984540054
+"""The two-sided 95% normal quantile."""
+RESULTS = ("win", "draw", "loss")
+DEFAULT_BUCKETS = (0.0, 0.25, 0.5, 0.75, 1.0)
+"""Edges of the ``random_move_prob`` difficulty buckets (last bucket closed)."""
+
+
+def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
+    """The Wilson score interval for a binomial proportion.
+
+    >>> wilson_interval(0, 0)
+    (0.0, 1.0)
+    >>> lo, hi = wilson_interval(5, 10)
+    >>> round(lo, 4), round(hi, 4)
+    (0.2366, 0.7634)
+    """
+    if n <= 0:
+        return (0.0, 1.0)
+    if not 0 <= successes <= n:
+        raise ValueError(f"successes must be in 0..{n}, got {successes}")
+    p = successes / n
+    denom = 1.0 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+@dataclass(frozen=True)
+class Rate:
+    """A proportion with its 95% Wilson interval."""
+
+    count: int
+    n: int
+    rate: float
+    low: float
+    high: float
+
+    @classmethod
+    def of(cls, count: int, n: int) -> Rate:
+        low, high = wilson_interval(count, n)
+        return cls(count, n, count / n if n else 0.0, low, high)
+
+    def __str__(self) -> str:
+        return f"{self.rate:.3f} [{self.low:.3f}, {self.high:.3f}]"
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Aggregate statistics of a set of records (one framework, one game)."""
+
+    episodes: int
+    results: dict[str, Rate]
+    reward_mean: float
+    components: dict[str, float]
+    replies: int
+    invalid_rate: float
+    """Share of replies rejected for any reason (format, not a move, illegal)."""
+    format_error_rate: float
+    """Share of replies that broke the ``<move>`` format."""
+    illegal_rate: float
+    mean_turns: float
+    mean_tokens: float
+    total_tokens: int
+    wall_seconds: float
+    episodes_per_second: float
+    env_ms_per_step: float
+    """Environment + framework time per model reply, in milliseconds."""
+    terminations: dict[str, int]
+    by_difficulty: dict[str, Summary] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["by_difficulty"] = {k: v.to_dict() for k, v in self.by_difficulty.items()}
+        return data
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def bucket_label(prob: float, edges: Sequence[float] = DEFAULT_BUCKETS) -> str:
+    """The difficulty bucket of a ``random_move_prob``, e.g. ``"0.25-0.50"``.
+
+    >>> bucket_label(0.0), bucket_label(0.3), bucket_label(1.0)
+    ('0.00-0.25', '0.25-0.50', '0.75-1.00')
+    """
+    for lo, hi in pairwise(edges):
+        if lo <= prob < hi:
+            return f"{lo:.2f}-{hi:.2f}"
+    return f"{edges[-2]:.2f}-{edges[-1]:.2f}"
+
+
+def _as_record(r: RolloutRecord | Mapping[str, Any]) -> RolloutRecord:
+    return r if isinstance(r, RolloutRecord) else RolloutRecord.from_dict(dict(r))
+
+
+def summarize(
+    records: Iterable[RolloutRecord | Mapping[str, Any]],
+    *,
+    elapsed: float | None = None,
+    buckets: Sequence[float] | None = DEFAULT_BUCKETS,
+) -> Summary:
+    """Statistics of ``records``. ``elapsed``: the run's wall time (for
+    episodes/s with concurrency); default the sum of episode wall times.
+    ``buckets=None`` skips the difficulty breakdown."""
+    recs = [_as_record(r) for r in records]
+    n = len(recs)
+    counts = dict.fromkeys(RESULTS, 0)
+    terminations: dict[str, int] = {}
+    component_values: dict[str, list[float]] = {}
+    replies = invalid = fmt = illegal = 0
+    for rec in recs:
+        traj = rec.trajectory
+        result = traj.get("result")
+        if result in counts:
+            counts[result] += 1
+        term = str(traj.get("termination"))
+        terminations[term] = terminations.get(term, 0) + 1
+        for name, value in (rec.reward.get("components") or {}).items():
+            component_values.setdefault(name, []).append(float(value))
+        for event in traj.get("events", []):
+            replies += 1
+            error = event.get("error")
+            invalid += error is not None
+            fmt += error == "format"
+            illegal += error == "illegal_move"
+    wall = sum(r.wall_seconds for r in recs)
+    run_time = elapsed if elapsed is not None else wall
+    steps = sum(r.steps for r in recs)
+    by_difficulty: dict[str, Summary] = {}
+    if buckets is not None and n:
+        groups: dict[str, list[RolloutRecord]] = {}
+        for rec in recs:
+            label = bucket_label(float(rec.task.get("random_move_prob", 0.0)), buckets)
+            groups.setdefault(label, []).append(rec)
+        by_difficulty = {k: summarize(v, buckets=None) for k, v in sorted(groups.items())}
+    return Summary(
+        episodes=n,
+        results={k: Rate.of(v, n) for k, v in counts.items()},
+        reward_mean=_mean([float(r.reward.get("total", 0.0)) for r in recs]),
+        components={k: _mean(v) for k, v in sorted(component_values.items())},
+        replies=replies,
+        invalid_rate=invalid / replies if replies else 0.0,
+        format_error_rate=fmt / replies if replies else 0.0,
+        illegal_rate=illegal / replies if replies else 0.0,
+        mean_turns=_mean([float(r.steps) for r in recs]),
+        mean_tokens=_mean([float(r.completion_tokens) for r in recs]),
+        total_tokens=sum(r.completion_tokens for r in recs),
+        wall_seconds=run_time,
+        episodes_per_second=n / run_time if run_time > 0 else 0.0,
+        env_ms_per_step=1000.0 * sum(r.env_seconds for r in recs) / steps if steps else 0.0,
+        terminations=dict(sorted(terminations.items())),
+        by_difficulty=by_difficulty,
+    )
+
+
+# --- text tables ----------------------------------------------------------------
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    widths = [max(len(str(c)) for c in col) for col in zip(header, *rows, strict=False)]
+    line = "  ".join(h.ljust(w) for h, w in zip(header, widths, strict=False))
+    out = [line, "  ".join("-" * w for w in widths)]
+    for row in rows:
+        out.append("  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=False)))
+    return "\n".join(out)
+
+
+def summary_rows(summaries: Mapping[str, Summary]) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the side-by-side table (one column per summary)."""
+    names = list(summaries)
+    comps = sorted({c for s in summaries.values() for c in s.components})
+    metrics: list[tuple[str, Any]] = [
+        ("episodes", lambda s: str(s.episodes)),
+        *[(f"{r} rate [95% CI]", lambda s, r=r: str(s.results[r])) for r in RESULTS],
+        ("reward (mean)", lambda s: f"{s.reward_mean:.3f}"),
+        *[(f"  {c}", lambda s, c=c: f"{s.components.get(c, float('nan')):.3f}") for c in comps],
+        ("invalid replies", lambda s: f"{s.invalid_rate:.3f}"),
+        ("format failures", lambda s: f"{s.format_error_rate:.3f}"),
+        ("illegal moves", lambda s: f"{s.illegal_rate:.3f}"),
+        ("turns (mean)", lambda s: f"{s.mean_turns:.2f}"),
+        ("tokens (mean)", lambda s: f"{s.mean_tokens:.1f}"),
+        ("episodes/s", lambda s: f"{s.episodes_per_second:.2f}"),
+        ("env+fw ms/step", lambda s: f"{s.env_ms_per_step:.2f}"),
+    ]
+    rows = [[label, *[fn(summaries[n]) for n in names]] for label, fn in metrics]
+    return ["metric", *names], rows
+
+
+def format_summary(summary: Summary, title: str = "") -> str:
+    """A printable summary with its difficulty breakdown."""
+    header, rows = summary_rows({"all": summary, **summary.by_difficulty})
+    header = ["metric", "all", *[f"rmp {k}" for k in summary.by_difficulty]]
+    text = _table(header, rows)
+    terms = ", ".join(f"{k}: {v}" for k, v in summary.terminations.items())
+    parts = [title] if title else []
+    parts += [text, f"terminations: {terms}"]
+    return "\n".join(parts)
+
+
+def format_comparison(summaries: Mapping[str, Summary]) -> str:
+    """The side-by-side table of several frameworks' summaries."""
+    header, rows = summary_rows(summaries)
+    return _table(header, rows)
+
+
+# --- identity across frameworks --------------------------------------------------
+
+TOOL_NEUTRAL_EVENT_KEYS = ("turn", "move", "error", "opponent_moves", "board", "invalid_moves")
+"""Event fields compared when one side replied by text and the other by tool call."""
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """Where a framework's trajectory first differs from the reference's."""
+
+    framework: str
+    reference: str
+    task_index: int
+    task_id: str
+    step: int | None
+    """1-based model reply (event) where they part, or ``None`` for a field
+    outside the events."""
+    field: str
+    expected: Any
+    got: Any
+
+    def describe(self) -> str:
+        where = f"step {self.step}" if self.step is not None else "trajectory"
+        return (
+            f"{self.framework} diverges from {self.reference} on task #{self.task_index} "
+            f"({self.task_id}) at {where}, field {self.field!r}: expected "
+            f"{_short(self.expected)}, got {_short(self.got)}"
+        )
+
+
+def _short(value: Any, limit: int = 160) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def trajectory_mode(trajectory: Mapping[str, Any]) -> str:
+    """``"tools"`` if the model replied by tool call, else ``"text"``."""
+    events = trajectory.get("events") or []
+    return "tools" if any(e.get("kind") == "tool" for e in events) else "text"
+
+
+def first_difference(
+    expected: Mapping[str, Any], got: Mapping[str, Any]
+) -> tuple[int | None, str, Any, Any] | None:
+    """``(step, field, expected, got)`` of the first difference between two
+    trajectories, or ``None`` if they are the same. Events are compared first,
+    in order; when one event is a text reply and the other a tool call, only
+    :data:`TOOL_NEUTRAL_EVENT_KEYS` are compared for it (and the system prompt,
+    which names the tool, is skipped)."""
+    e_events = list(expected.get("events") or [])
+    g_events = list(got.get("events") or [])
+    mixed = False
+    for i, (a, b) in enumerate(zip(e_events, g_events, strict=False)):
+        if a.get("kind") != b.get("kind"):
+            mixed = True
+            keys: Iterable[str] = TOOL_NEUTRAL_EVENT_KEYS
+        else:
+            keys = sorted(set(a) | set(b))
+        for key in keys:
+            if a.get(key) != b.get(key):
+                return (i + 1, key, a.get(key), b.get(key))
+    if len(e_events) != len(g_events):
+        step = min(len(e_events), len(g_events)) + 1
+        return (step, "events (count)", len(e_events), len(g_events))
+    skip = {"events"} | ({"system_prompt"} if mixed else set())
+    for key in sorted((set(expected) | set(got)) - skip):
+        if expected.get(key) != got.get(key):
+            return (None, key, expected.get(key), got.get(key))
+    return None
+
+
+def check_identity(
+    by_framework: Mapping[str, Sequence[RolloutRecord]],
+    references: Mapping[str, Sequence[RolloutRecord]] | None = None,
+    *,
+    reference: str | None = None,
+) -> list[Divergence]:
+    """Every framework's trajectories and rewards against a reference run.
+
+    ``references`` maps a mode (``"text"``, ``"tools"``, see
+    :func:`trajectory_mode`) to reference records for the same tasks; a
+    framework is checked against the reference of its own mode (a tool-calling
+    framework against core driven with tools). When ``references`` is ``None``
+    the first framework (or ``reference``) is the reference for every mode.
+    Returns one :class:`Divergence` per framework that differs (its first
+    difference), in framework order.
+    """
+    names = list(by_framework)
+    if not names:
+        return []
+    if references is None:
+        ref_records = by_framework[reference or names[0]]
+        references = {"text": ref_records, "tools": ref_records}
+    out = []
+    for name in names:
+        div = _first_divergence(name, by_framework[name], references)
+        if div is not None:
+            out.append(div)
+    return out
+
+
+def _first_divergence(
+    name: str,
+    records: Sequence[RolloutRecord],
+    references: Mapping[str, Sequence[RolloutRecord]],
+) -> Divergence | None:
+    modes = {trajectory_mode(r.trajectory) for r in records} or {"text"}
+    for i, rec in enumerate(records):
+        mode = trajectory_mode(rec.trajectory)
+        task_id = str(rec.trajectory.get("task_id"))
+        refs = references.get(mode)
+        if refs is None:
+            return Divergence(name, "?", i, task_id, None, "mode",
+                              f"one of {sorted(references)}", mode)
+        if refs is records:
+            return None  # the reference itself
+        label = f"{refs[0].framework}[{mode}]" if refs else f"?[{mode}]"
+        if i >= len(refs):
+            return Divergence(name, label, i, task_id, None, "task count", len(refs), len(records))
+        ref = refs[i]
+        if ref.task != rec.task:
+            return Divergence(name, label, i, str(ref.trajectory.get("task_id")), None, "task",
+                              ref.task, rec.task)
+        diff = first_difference(ref.trajectory, rec.trajectory)
+        if diff is None and ref.reward != rec.reward:
+            diff = (None, "reward", ref.reward, rec.reward)
+        if diff is not None:
+            step, key, a, b = diff
+            return Divergence(name, label, i, str(ref.trajectory.get("task_id")), step, key, a, b)
+    refs = references.get(min(modes))
+    if refs is not None and refs is not records and len(records) < len(refs):
+        return Divergence(name, refs[0].framework, len(records),
+                          str(refs[len(records)].trajectory.get("task_id")), None, "task count",
+                          len(refs), len(records))
+    return None
