@@ -23,6 +23,7 @@ _BUILTIN: dict[str, str] = {
     "connect_four": "core.games.connect_four:ConnectFour",
     "othello": "core.games.othello:Othello",
     "wordle": "core.games.wordle:Wordle",
+    "nim": "core.games.nim:Nim",  # the add-a-game tutorial's game
 }
 _FACTORIES: dict[str, Callable[..., Game[Any, Any]]] = {}
 _CACHE: dict[str, Game[Any, Any]] = {}
