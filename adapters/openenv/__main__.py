@@ -1,0 +1,30 @@
+"""``python -m adapters.openenv --game othello --port 8000``: the OpenEnv server
+(WebSocket sessions on ``/ws``, ``GET /health``), one uvicorn worker."""
+
+from __future__ import annotations
+
+import argparse
+
+from core import list_games
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m adapters.openenv", description=__doc__)
+    parser.add_argument("--game", default="tictactoe", choices=list_games(),
+                        help="the game reset() plays when it gets no task row")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--max-sessions", type=int, default=64,
+                        help="concurrent WebSocket sessions (one Episode each)")
+    args = parser.parse_args(argv)
+
+    import uvicorn
+
+    from adapters.openenv.env import create_game_app
+
+    app = create_game_app(args.game, args.max_sessions)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+
+
+if __name__ == "__main__":
+    main()
