@@ -37,8 +37,11 @@ setup-venv: $(STAMP) ## Create/refresh .venv only.
 
 setup-nemo: $(NEMO_STAMP) ## Create/refresh .venv-nemo only (NeMo Gym, Python 3.12).
 
+# Installs hold a lock inside the venv: engineers sharing one tree may run `make test` at once.
 $(STAMP):
-	@start=$$(date +%s); \
+	@mkdir -p $(VENV); exec 9>$(VENV)/.setup.lock; flock 9; \
+	if [ -f $@ ]; then exit 0; fi; \
+	start=$$(date +%s); \
 	if [ ! -x $(PY) ]; then \
 		py=$$(.ci/find-python 3.11) || { echo "setup: no Python 3.11 found" >&2; exit 1; }; \
 		echo "setup: creating $(VENV) with $$py"; \
@@ -54,7 +57,9 @@ $(STAMP):
 	echo "setup: $(VENV) ready in $${secs}s"
 
 $(NEMO_STAMP):
-	@start=$$(date +%s); \
+	@mkdir -p $(NEMO_VENV); exec 9>$(NEMO_VENV)/.setup.lock; flock 9; \
+	if [ -f $@ ]; then exit 0; fi; \
+	start=$$(date +%s); \
 	if [ ! -x $(NEMO_PY) ]; then \
 		py=$$(.ci/find-python 3.12) || py=$$(.ci/find-python 3.13) || { \
 			echo "setup: WARNING no Python 3.12/3.13 found: skipping $(NEMO_VENV);" \
