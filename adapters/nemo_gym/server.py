@@ -1,0 +1,174 @@
+"""core.Episode as two NeMo Gym resources servers (one game per session, any game).
+
+The session is NeMo Gym's own (a signed cookie set by its session middleware);
+its episode lives in a dict on the server, is released when the game ends (or
+at ``/verify``) and expires after ``session_ttl_seconds`` idle (an agent that
+gives up never says so).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from core.episode import Episode, EpisodeFinishedError
+from core.tasks import Task, TaskError
+
+try:
+    from fastapi import FastAPI, HTTPException, Request
+    from fastapi.responses import PlainTextResponse
+    from nemo_gym.base_resources_server import (
+        BaseResourcesServerConfig,
+        BaseSeedSessionRequest,
+        BaseSeedSessionResponse,
+        BaseVerifyRequest,
+        BaseVerifyResponse,
+        SimpleResourcesServer,
+    )
+    from nemo_gym.config_types import BaseServerConfig
+    from nemo_gym.openai_utils import NeMoGymResponse
+    from nemo_gym.server_utils import SESSION_ID_KEY, ServerClient
+    from omegaconf import OmegaConf
+    from pydantic import BaseModel, ConfigDict, Field
+    from resources_servers.gymnasium import GymnasiumServer, extract_text
+except ImportError as e:  # pragma: no cover - exercised only without the extra
+    raise ImportError("adapters.nemo_gym.server needs NeMo Gym (Python >= 3.12); install with: "
+                      "pip install -e '.[nemo]' (make setup-nemo builds .venv-nemo)") from e
+
+DONE_HEADER = "x-gamebridge-done"
+"""``/make_move`` answers the observation as plain text (what the model reads);
+this header says whether the game is over."""
+
+
+class GameServerConfig(BaseResourcesServerConfig):
+    game: str = "tictactoe"
+    """The game of rows that name none (a row's ``task.game`` wins)."""
+    session_ttl_seconds: float = 1800.0
+
+
+def task_from_row(row: Mapping[str, Any], default_game: str) -> Task:
+    """The task of a NeMo Gym row: its ``task`` field, else its top-level fields."""
+    raw = row.get("task")
+    fields = dict(raw) if isinstance(raw, Mapping) else {
+        k: v for k, v in row.items() if k not in ("responses_create_params", "response")}
+    try:
+        return Task.from_dict({"game": default_game, **fields}, strict=isinstance(raw, Mapping))
+    except TaskError as exc:
+        raise HTTPException(status_code=422, detail=str(exc)) from exc
+
+
+def _open(store: dict[str, Any], session_id: str | None, episode: Episode, ttl: float) -> None:
+    now = time.monotonic()
+    for key in [k for k, (_, seen) in store.items() if now - seen > ttl]:
+        store.pop(key, None)
+    store[str(session_id)] = (episode, now)
+
+
+def _episode(store: dict[str, Any], session_id: str | None) -> Episode:
+    entry = store.get(str(session_id))
+    if entry is None:
+        raise HTTPException(status_code=404, detail="no game in this session (never started, "
+                                                    "finished or expired): reset or seed it first")
+    store[str(session_id)] = (entry[0], time.monotonic())
+    return entry[0]
+
+
+def _end_info(episode: Episode, info: dict[str, Any]) -> dict[str, Any]:
+    return {**info, "trajectory": episode.to_dict()} if episode.done else info
+
+
+class GameGymnasiumServer(GymnasiumServer):
+    """``/reset`` starts the row's task; ``/step`` plays the model's text reply."""
+
+    config: GameServerConfig
+
+    async def reset(self, metadata: dict, session_id: str | None = None) -> tuple[str, dict]:
+        episode = Episode(task_from_row(metadata, self.config.game))
+        observation = episode.reset()
+        _open(self.session_state, session_id, episode, self.config.session_ttl_seconds)
+        return observation, {"task": episode.task.to_dict(), "system_prompt": episode.system_prompt}
+
+    async def step(self, action: NeMoGymResponse, metadata: dict,
+                   session_id: str | None = None) -> tuple[str, float, bool, bool, dict]:
+        episode = _episode(self.session_state, session_id)
+        result = episode.step(extract_text(action))
+        # Finished sessions are closed by GymnasiumServer itself (terminated=True).
+        return (result.observation, result.reward, result.done, False,
+                _end_info(episode, result.info))
+
+
+class SeedRequest(BaseSeedSessionRequest):
+    model_config = ConfigDict(extra="allow")
+
+
+class SeedResponse(BaseSeedSessionResponse):
+    observation: str
+    task: dict
+
+
+class MakeMoveRequest(BaseModel):
+    move: Any = None
+
+
+class VerifyRequest(BaseVerifyRequest):
+    model_config = ConfigDict(extra="allow")
+
+
+class VerifyResponse(BaseVerifyResponse):
+    model_config = ConfigDict(extra="allow")
+    finished: bool
+    result: str | None = None
+    reward_breakdown: dict | None = None
+    trajectory: dict
+
+
+class GameToolsServer(SimpleResourcesServer):
+    """``/seed_session`` starts the task, ``/make_move`` is the tool, ``/verify`` scores."""
+
+    config: GameServerConfig
+    sessions: dict[str, Any] = Field(default_factory=dict)
+
+    def setup_webserver(self) -> FastAPI:
+        app = super().setup_webserver()
+        app.post("/make_move")(self.make_move)
+        return app
+
+    async def seed_session(self, request: Request, body: SeedRequest) -> SeedResponse:  # type: ignore[override]
+        episode = Episode(task_from_row(body.model_extra or {}, self.config.game))
+        observation = episode.reset()
+        _open(self.sessions, request.session[SESSION_ID_KEY], episode,
+              self.config.session_ttl_seconds)
+        return SeedResponse(observation=observation, task=episode.task.to_dict())
+
+    async def make_move(self, request: Request, body: MakeMoveRequest) -> PlainTextResponse:
+        episode = _episode(self.sessions, request.session[SESSION_ID_KEY])
+        try:
+            result = episode.step_move(body.move)
+        except EpisodeFinishedError as exc:
+            return PlainTextResponse(str(exc), status_code=409, headers={DONE_HEADER: "1"})
+        return PlainTextResponse(result.observation, headers={DONE_HEADER: str(int(result.done))})
+
+    async def verify(self, request: Request, body: VerifyRequest) -> VerifyResponse:  # type: ignore[override]
+        episode = _episode(self.sessions, request.session[SESSION_ID_KEY])
+        self.sessions.pop(str(request.session[SESSION_ID_KEY]), None)  # verified: released
+        breakdown = episode.reward().to_dict() if episode.done else None
+        return VerifyResponse(**body.model_dump(), reward=breakdown["total"] if breakdown else 0.0,
+                              finished=episode.done, result=episode.result,
+                              reward_breakdown=breakdown, trajectory=episode.to_dict())
+
+
+def build_app(style: str = "gymnasium", game: str = "tictactoe", host: str = "127.0.0.1",
+              port: int = 0, session_ttl_seconds: float = 1800.0) -> FastAPI:
+    """The FastAPI app of a server of ``style`` (``"gymnasium"`` or ``"tools"``), as
+    ``run_webserver`` builds it but without ``ng_run``'s global config or Ray."""
+    cls = {"gymnasium": GameGymnasiumServer, "tools": GameToolsServer}[style]
+    config = GameServerConfig(host=host, port=port, entrypoint="adapters/nemo_gym/server.py",
+                              name=f"gamebridge_{style}", game=game,
+                              session_ttl_seconds=session_ttl_seconds)
+    client = ServerClient(head_server_config=BaseServerConfig(host=host, port=0),
+                          global_config_dict=OmegaConf.create({}))
+    server = cls(config=config, server_client=client)
+    app = server.setup_webserver()
+    server.setup_liveness(app)
+    return app
