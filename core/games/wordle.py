@@ -217,8 +217,9 @@ def _second_guesses() -> dict[Feedback, tuple[str, ...]]:
 
 def build_second_guesses(probes: int = 400) -> dict[Feedback, tuple[str, ...]]:
     """For each feedback :data:`OPENER` can get, the best second guesses among
-    every candidate and the ``probes`` allowed words that best test the
-    candidates' letters. Slow (seconds): run by ``--opener --write``."""
+    every candidate and the ``probes`` answers that best test the candidates'
+    letters (answers, not all allowed words: scripted games that may end up
+    in training data should teach common words). Seconds: run by ``--write``."""
     table: dict[Feedback, tuple[str, ...]] = {}
     patterns = sorted({score_guess(OPENER, w) for w in answers()} - {SOLVED_FEEDBACK})
     for fb in patterns:
@@ -226,7 +227,7 @@ def build_second_guesses(probes: int = 400) -> dict[Feedback, tuple[str, ...]]:
         if len(candidates) <= 2:
             table[fb] = candidates
         else:
-            words = _shortlist(candidates, len(candidates), probes, allowed())
+            words = _shortlist(candidates, len(candidates), probes)
             table[fb] = _best_of(candidates, words)
     return table
 
@@ -320,7 +321,7 @@ class Wordle(Game[WordleState, str]):
     ``rng.choice`` over the sorted answers list (``rng=None``:
     ``random.Random(0)``).
 
-    **Version History.** v1: SCOWL 2020.12.07 lists (2,117 answers, 11,406
+    **Version History.** v1: SCOWL 2020.12.07 lists (2,178 answers, 11,392
     allowed words), tiered margin.
     """
 

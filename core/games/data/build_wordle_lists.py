@@ -2,17 +2,19 @@
 
 Not imported by gamebridge: run it by hand to rebuild the shipped lists.
 
-    apt-get install wamerican-small wamerican-huge   # SCOWL 2020.12.07, Debian 12
-    python core/games/data/build_wordle_lists.py      # rewrites the two .txt files
+    apt-get install scowl wamerican-huge               # SCOWL 2020.12.07, Debian 12
+    python core/games/data/build_wordle_lists.py        # rewrites the two .txt files
     python core/games/data/build_wordle_lists.py --check   # exit 1 if they differ
 
-Answers: the 5-letter, all lower-case ASCII words of SCOWL size 35
-(``american-english-small``), minus regular inflections whose stem is itself in
-that list (plurals and third persons ``-s``/``-es``/``-ies``, past tenses
-``-ed``/``-d``/``-ied``, present participles ``-ing``), minus a short list of
+Answers: the 5-letter, all lower-case ASCII words of SCOWL's own word lists up
+to size 40 (``english-words`` and ``american-words`` .10 .20 .35 .40: no
+spelling variants, proper names, abbreviations or Roman numerals), minus
+regular inflections whose stem is itself in those lists (plurals and third
+persons ``-s``/``-es``/``-ies``, past tenses ``-ed``/``-d``/``-ied``/``-pt``,
+present participles ``-ing``, superlatives ``-est``), minus a short list of
 slurs and sexual words (those stay guessable). Allowed: the 5-letter, all
-lower-case ASCII words of SCOWL size 80 (``american-english-huge``), plus
-every answer. Both sorted, one word a line.
+lower-case ASCII words of SCOWL size 80 (``american-english-huge``) that are
+not Roman numerals, plus every answer. Both sorted, one word a line.
 """
 
 from __future__ import annotations
@@ -23,7 +25,12 @@ import sys
 from pathlib import Path
 
 DICT_DIR = Path("/usr/share/dict")
-SMALL = DICT_DIR / "american-english-small"  # SCOWL size 35 (wamerican-small)
+SCOWL_DIR = DICT_DIR / "scowl"  # Debian package scowl: SCOWL's lists by kind and size
+ANSWER_LISTS = tuple(
+    SCOWL_DIR / f"{kind}-words.{size}"
+    for kind in ("english", "american")
+    for size in (10, 20, 35, 40)
+)
 HUGE = DICT_DIR / "american-english-huge"  # SCOWL size 80 (wamerican-huge)
 OUT_DIR = Path(__file__).resolve().parent
 
@@ -32,11 +39,13 @@ EXCLUDED_ANSWERS = frozenset(
     {
         "bitch", "boobs", "chink", "dildo", "dykes", "horny", "kikes", "nigga", "penis",
         "porno", "prick", "pussy", "queer", "raped", "rapes", "semen", "sexed", "sluts",
-        "spick", "whore",
+        "spick", "whore", "bimbo", "gypsy", "welsh", "pubic",
     }
 )  # fmt: skip
 
 _WORD = re.compile(r"[a-z]+")
+# A well-formed Roman numeral (lower case); "civil", "vivid" and "mimic" are not.
+_ROMAN = re.compile(r"m{0,3}(cm|cd|d?c{0,3})(xc|xl|l?x{0,3})(ix|iv|v?i{0,3})")
 
 
 def read_words(path: Path) -> set[str]:
@@ -59,19 +68,25 @@ def is_inflection(word: str, words: set[str]) -> bool:
         stems += [word[:-2], word[:-1]]
     if word.endswith("ing"):
         stems += [word[:-3], word[:-3] + "e"]
+    if word.endswith("pt"):  # archaic past tenses: chapt, clipt, wrapt (and leapt)
+        stems.append(word[:-1])
+    if word.endswith("est"):  # superlatives: weest
+        stems += [word[:-3], word[:-2]]
     return any(len(s) >= 2 and s in words for s in stems)
 
 
 def build() -> tuple[list[str], list[str]]:
     """The answers and allowed lists, sorted."""
-    small = read_words(SMALL)
-    huge = read_words(HUGE)
+    common: set[str] = set()
+    for path in ANSWER_LISTS:
+        common |= read_words(path)
     answers = sorted(
         w
-        for w in small
-        if len(w) == 5 and not is_inflection(w, small) and w not in EXCLUDED_ANSWERS
+        for w in common
+        if len(w) == 5 and not is_inflection(w, common) and w not in EXCLUDED_ANSWERS
     )
-    allowed = sorted({w for w in huge if len(w) == 5} | set(answers))
+    huge = {w for w in read_words(HUGE) if len(w) == 5 and not _ROMAN.fullmatch(w)}
+    allowed = sorted(huge | set(answers))
     return answers, allowed
 
 
