@@ -87,7 +87,12 @@ setup-chromium: ## Install Debian chromium (used by the HTML report test) if mis
 		     "chromium tests will be skipped" >&2; \
 	fi
 
-test: setup lint pytest ## Lint, then run the test suite (excluding slow tests).
+# Lint failures don't hide test results: both run, and either failing fails the target.
+test: setup ## Lint, then run the test suite (excluding slow tests); fails if either fails.
+	@status=0; \
+	$(MAKE) --no-print-directory lint || { status=1; echo "test: LINT FAILED (tests run anyway)" >&2; }; \
+	$(MAKE) --no-print-directory pytest || status=1; \
+	exit $$status
 
 pytest: setup ## Run the test suite only (excluding slow tests); PYTEST_ARGS=... to add options.
 	$(PY) -m pytest -m "not slow" $(PYTEST_ARGS)
