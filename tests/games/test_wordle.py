@@ -102,6 +102,27 @@ def test_second_guess_table_covers_every_opener_feedback() -> None:
     assert wordle.OPENER in allowed
 
 
+@pytest.mark.skipif(
+    not Path("/usr/share/dict/scowl/english-words.35").exists()
+    or not Path("/usr/share/dict/american-english-huge").exists(),
+    reason="needs the Debian packages scowl and wamerican-huge",
+)
+def test_shipped_lists_match_the_build_script() -> None:
+    sys.path.insert(0, str(ROOT / "core" / "games" / "data"))
+    try:
+        import build_wordle_lists
+    finally:
+        sys.path.pop(0)
+    answers, allowed = build_wordle_lists.build()
+    assert tuple(answers) == wordle.answers()
+    assert tuple(allowed) == wordle.allowed()
+
+
+@pytest.mark.slow
+def test_second_guess_table_is_up_to_date() -> None:
+    assert wordle.build_second_guesses() == wordle._second_guesses()
+
+
 # --- moves and errors ----------------------------------------------------------------
 
 
