@@ -102,7 +102,7 @@ def test_matches_plain_minimax(name: str, count: int, plies: int, depths: tuple[
             expected = _reference(game, state, depth)
             got = search(game, state, depth)
             assert (got.value, got.best_moves) == expected, (depth, game.render(state))
-            deepened = search(game, state, depth, iterative=True)
+            deepened = search(game, state, depth, iterative=False)
             assert (deepened.value, deepened.best_moves) == expected
             small_table = search(game, state, depth, max_table_size=8)
             assert (small_table.value, small_table.best_moves) == expected
@@ -191,7 +191,7 @@ def test_players_need_not_alternate(stones: int, depth: int) -> None:
     expected = _reference(game, state, depth)
     got = search(game, state, depth)
     assert (got.value, got.best_moves) == expected
-    assert search(game, state, depth, iterative=True).best_moves == expected[1]
+    assert search(game, state, depth, iterative=False).best_moves == expected[1]
 
 
 # --- Tic-Tac-Toe facts --------------------------------------------------------
