@@ -46,6 +46,8 @@ class GameObservation(Observation):
     info: dict[str, Any] = Field(default_factory=dict)
     """``StepResult.info`` (valid, error, move, opponent_move, turn, ...)."""
     reward_breakdown: dict[str, Any] | None = None
+    system_prompt: str | None = None
+    """The system prompt, on the reset observation only."""
 
 
 class GameState(State):
@@ -76,7 +78,9 @@ class GameEnvironment(Environment[GameAction, GameObservation, GameState]):
             "game": self.default_game, **({} if seed is None else {"seed": seed}), **fields}
         self.episode = Episode(row)
         self.episode_id = episode_id or uuid.uuid4().hex
-        return self._observe(self.episode, self.episode.reset(), {})
+        obs = self._observe(self.episode, self.episode.reset(), {})
+        obs.system_prompt = self.episode.system_prompt
+        return obs
 
     def step(self, action: GameAction, timeout_s: float | None = None,
              **kwargs: Any) -> GameObservation:

@@ -1,0 +1,81 @@
+"""The OpenEnv driver: tasks played over OpenEnv's own WebSocket client
+(``adapters.openenv.GameEnvClient``) against the adapter's server, started as a
+subprocess (``python -m adapters.openenv``) for the run and stopped afterwards.
+
+The model is called here (``rollouts.llm.ChatClient``); the system prompt and each
+observation come from the server, and the trajectory from the server's ``State``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from rollouts.drivers.base import (
+    Driver,
+    DriverError,
+    RolloutRecord,
+    RunContext,
+    StepClock,
+    make_record,
+)
+
+if TYPE_CHECKING:
+    from core.tasks import Task
+
+
+class OpenEnvDriver(Driver):
+    """One server per run (``max_concurrent_envs`` = the run's concurrency), one
+    WebSocket session per task."""
+
+    name = "openenv"
+
+    @contextmanager
+    def session(
+        self, *, base_url: str, model: str, api_key: str | None, concurrency: int = 1
+    ) -> Iterator[RunContext]:
+        from rollouts.servers import start_server
+
+        argv = [sys.executable, "-m", "adapters.openenv", "--host", "127.0.0.1",
+                "--port", "{port}", "--max-sessions", str(max(1, concurrency))]
+        with start_server(argv, "/health") as server, super().session(
+            base_url=base_url, model=model, api_key=api_key, concurrency=concurrency
+        ) as ctx:
+            ctx.extra["env_url"] = server.base_url
+            yield ctx
+
+    def run_task(self, task: Task, ctx: RunContext) -> RolloutRecord:
+        from adapters.openenv import GameAction, GameEnvClient
+
+        clock = StepClock()
+        steps = tokens = 0
+        with GameEnvClient(base_url=ctx.extra["env_url"]).sync() as env:
+            result = env.reset(task=task.to_dict())
+            obs = result.observation
+            messages: list[dict[str, Any]] = [
+                {"role": "system", "content": obs.system_prompt},
+                {"role": "user", "content": obs.text},
+            ]
+            while not result.done:
+                with clock.model():
+                    completion = ctx.client.complete(messages)
+                steps += 1
+                tokens += completion.completion_tokens
+                messages.append(completion.assistant_message())
+                result = env.step(GameAction(reply=completion.text))
+                if not result.done:
+                    messages.append({"role": "user", "content": result.observation.text})
+            state = env.state()
+        if state.trajectory is None or result.observation.reward_breakdown is None:
+            raise DriverError(f"{task.task_id}: the OpenEnv session ended without a trajectory")
+        return make_record(self.name, task, state.trajectory,
+                           result.observation.reward_breakdown, clock, steps, tokens)
+
+    def available(self) -> tuple[bool, str]:
+        import importlib.util
+
+        if importlib.util.find_spec("openenv") is None:
+            return False, "openenv-core is not installed: pip install -e '.[openenv]'"
+        return True, ""

@@ -1,0 +1,108 @@
+"""The Verifiers driver: tasks run through Verifiers' own eval machinery, in process.
+
+It does what ``vf-eval gamebridge-verifiers`` does (``load_environment``, then
+``env.serving()`` and ``env.run_slot`` per task, the interception server recording
+every model call), minus the output directory, the dashboard and the upload. The
+adapter's harness calls the model; the trajectory and the reward come back in
+``trace.info`` (``episode`` and ``reward``), never recomputed here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from rollouts.drivers.base import (
+    Driver,
+    DriverError,
+    RolloutRecord,
+    StepClock,
+    as_tasks,
+    make_record,
+)
+
+if TYPE_CHECKING:
+    from core.tasks import Task
+
+API_KEY_VAR = "GAMEBRIDGE_VERIFIERS_API_KEY"
+"""Verifiers reads the endpoint's key from an environment variable; the driver's
+``api_key`` is put there (``OPENAI_API_KEY`` is used when it is ``None``)."""
+
+
+class VerifiersDriver(Driver):
+    """``Env.run_slot`` per task, ``concurrency`` episodes at a time."""
+
+    name = "verifiers"
+
+    def run(
+        self,
+        tasks: Iterable[Task | dict[str, Any]],
+        *,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        concurrency: int = 1,
+        progress: bool = False,
+    ) -> list[RolloutRecord]:
+        task_list = as_tasks(tasks)
+        if not task_list:
+            return []
+        return asyncio.run(self._run(task_list, base_url, model, api_key, max(1, concurrency)))
+
+    async def _run(self, tasks: list[Task], base_url: str, model: str, api_key: str | None,
+                   concurrency: int) -> list[RolloutRecord]:
+        try:
+            import verifiers.v1 as vf
+            from verifiers.v1.env import RunSlot
+
+            from adapters.verifiers import TASKSET_ID
+        except ImportError as e:
+            raise ImportError(
+                f"the verifiers driver needs verifiers: pip install -e '.[verifiers]' ({e})"
+            ) from e
+        if api_key is not None:
+            os.environ[API_KEY_VAR] = api_key
+        config = vf.resolve_env_config(
+            {"taskset": {"id": TASKSET_ID, "rows": [t.to_dict() for t in tasks]}}
+        )
+        env = vf.load_environment(config)
+        client = vf.EvalClientConfig(
+            base_url=base_url, api_key_var=API_KEY_VAR if api_key is not None else "OPENAI_API_KEY"
+        )
+        ctx = vf.ModelContext(model=model, client=client)
+        gate = asyncio.Semaphore(concurrency)
+
+        async def one(task: Task, vtask: Any) -> RolloutRecord:
+            async with gate:
+                clock = StepClock()
+                episode = await env.run_slot(RunSlot(vtask), ctx)
+                return self._record(task, episode, clock)
+
+        async with env.serving():
+            runs = [one(t, v) for t, v in zip(tasks, env.taskset, strict=True)]
+            return list(await asyncio.gather(*runs))
+
+    def _record(self, task: Task, episode: Any, clock: StepClock) -> RolloutRecord:
+        clock.stop()
+        if len(episode.traces) != 1:
+            raise DriverError(f"{task.task_id}: expected one trace, got {len(episode.traces)}")
+        trace = episode.traces[0]
+        info = trace.info
+        if not episode.ok or "episode" not in info or "reward" not in info:
+            errors = [f"{e.type}: {e.message}" for e in (*episode.errors, *trace.errors)]
+            raise DriverError(
+                f"{task.task_id}: the Verifiers rollout failed (stop={trace.stop_condition}): "
+                + ("; ".join(errors) or "no trajectory in trace.info")
+            )
+        clock.add_model_seconds(sum(call.time.duration for call in trace.calls))
+        return make_record(self.name, task, info["episode"], info["reward"], clock,
+                           trace.num_turns, trace.num_output_tokens)
+
+    def available(self) -> tuple[bool, str]:
+        import importlib.util
+
+        if importlib.util.find_spec("verifiers") is None:
+            return False, "verifiers is not installed: pip install -e '.[verifiers]'"
+        return True, ""
