@@ -120,7 +120,9 @@ def _allowed_set() -> frozenset[str]:
 
 _PAIR_BUDGET = 5_000
 """How many (guess, candidate) feedbacks one solver call may compute beyond
-filtering (a few microseconds each): keeps a cold call well under 50 ms."""
+filtering (a few microseconds each): a cold call after any first guess takes at
+most about 30 ms of CPU here (the solver's own games, opening with
+:data:`OPENER` and its table, a few ms)."""
 _PROBES = 16
 """At most this many non-candidate answers (chosen for testing the letters the
 candidates disagree on) are weighed besides the candidates."""
