@@ -1,0 +1,90 @@
+"""GEM adapter: core.Episode as a ``gem.Env``, one id per game (``gamebridge/othello``).
+
+>>> from adapters.gem import register
+>>> register()                             # idempotent
+>>> import gem
+>>> env = gem.make("gamebridge/tictactoe", task={"game": "tictactoe", "seed": 3})
+>>> obs, info = env.reset()                # info["system_prompt"] goes first in the chat
+>>> obs, reward, terminated, truncated, info = env.step("<move>4</move>")
+
+The task comes from the constructor (``task=`` a task dict, or ``seed=`` plus
+any task field, as ``gem.make_vec`` passes ``seed=seed+idx``);
+``reset(seed=s)`` plays the same task with seed ``s``; ``reset()`` replays the
+task as it is (deterministic: same seed, same game). GEM's own ``reset(seed)``
+seeds the global ``random`` and numpy, so it is never called: every random
+choice comes from the task seed in core.
+
+At the end, ``info`` holds ``result``, ``reward`` (the breakdown) and
+``trajectory``. ``terminated`` is true at every end; ``truncated`` too when the
+task's turn cap ended the game. GEM's vector envs (autoreset) replace a
+finished env's ``info`` with the next reset's: read the outcome from the
+single-env step, or keep the env objects.
+
+``import gem`` calls ``logging.basicConfig(INFO)``; this module imports it on
+first use and puts the root logger back as it was.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from core.episode import Episode
+from core.games import list_games
+from core.tasks import Task
+
+ID_PREFIX = "gamebridge/"
+
+
+def _import_gem() -> Any:
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    try:
+        import gem
+    except ImportError as e:  # pragma: no cover - exercised only without the extra
+        raise ImportError("adapters.gem needs gem-llm; install with: pip install -e '.[gem]'") from e
+    finally:
+        root.handlers[:], root.level = handlers, level
+    return gem
+
+
+class GameEnv(_import_gem().Env):  # type: ignore[misc]  # gem has no type stubs
+    """One game per episode; actions are the model's text replies."""
+
+    def __init__(self, game: str = "tictactoe", task: Mapping[str, Any] | Task | None = None,
+                 seed: int | None = None, **task_fields: Any) -> None:
+        super().__init__()
+        if task is not None:
+            self.task = Task.from_dict(task)
+        else:
+            self.task = Task.from_dict({"game": game, "seed": seed or 0, **task_fields})
+        self.episode = Episode(self.task)  # stepping before reset raises core's error
+
+    def reset(self, seed: int | None = None) -> tuple[str, dict[str, Any]]:
+        if seed is not None:  # not super().reset(seed): that seeds the global RNGs
+            self.task = dataclasses.replace(self.task, seed=seed)
+        self.episode = Episode(self.task)
+        observation = self.episode.reset()
+        return observation, {"system_prompt": self.episode.system_prompt,
+                             "task": self.task.to_dict()}
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        result = self.episode.step(action)
+        info = dict(result.info)
+        if result.done:
+            info["trajectory"] = self.episode.to_dict()
+        truncated = result.done and self.episode.termination == "turn_cap"
+        return result.observation, result.reward, result.done, truncated, info
+
+
+def register() -> None:
+    """Register ``gamebridge/<game>`` for every core game (again: no-op; GEM
+    raises on a duplicate id)."""
+    gem = _import_gem()
+    from gem.envs.registration import ENV_REGISTRY
+
+    for game in list_games():
+        if ID_PREFIX + game not in ENV_REGISTRY:
+            gem.register(ID_PREFIX + game, GameEnv, game=game)

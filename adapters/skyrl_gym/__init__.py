@@ -1,0 +1,105 @@
+"""SkyRL Gym adapter: core.Episode as a ``skyrl_gym`` ``BaseTextEnv``.
+
+>>> from adapters.skyrl_gym import register
+>>> register()                      # idempotent; id "gamebridge", every game
+>>> import skyrl_gym
+>>> env = skyrl_gym.make("gamebridge", env_config={}, extras={"task": {"game": "tictactoe"}})
+>>> messages, info = env.init([])   # system prompt + first observation
+>>> env.step("<move>4</move>")["done"]
+False
+
+A SkyRL dataset row is ``{"prompt": [...], "env_class": "gamebridge", "task": {...}}``
+(:func:`make_row`); SkyRL passes every column but the prompt to the env as
+``extras``. The env builds the conversation itself from core, so the row's
+prompt is only what SkyRL's tokenizer checks see.
+
+SkyRL's generator puts its ``max_turns`` in ``extras``. A game must end
+itself: when that cap is below the task's own turn limit, the task's
+``max_turns`` is lowered to it, so core ends the game at the cap as a settled
+turn-cap end (``turn_cap_result``), never a silent cut. Keep
+``generator.max_turns`` at or above the task's limit to play whole games.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from core.episode import Episode
+from core.tasks import Task
+
+ENV_ID = "gamebridge"
+
+try:
+    from skyrl_gym.envs.base_text_env import BaseTextEnv, BaseTextEnvStepOutput
+except ImportError as e:  # pragma: no cover - exercised only without the extra
+    raise ImportError("adapters.skyrl_gym needs skyrl-gym; install with: "
+                      "pip install -e '.[skyrl]'") from e
+
+
+def task_from_extras(extras: Mapping[str, Any]) -> Task:
+    """The task in a row's ``task`` column (or the row's own task fields), capped
+    at SkyRL's ``max_turns`` when that is lower than the task's limit."""
+    raw = extras.get("task")
+    task = Task.from_dict(raw) if isinstance(raw, Mapping) else Task.from_dict(
+        {k: v for k, v in extras.items() if k != "max_turns"}, strict=False)
+    cap = extras.get("max_turns")
+    if cap is not None and int(cap) < task.turn_limit():
+        task = dataclasses.replace(task, max_turns=int(cap))
+    return task
+
+
+class GameTextEnv(BaseTextEnv):
+    """One game of the task in ``extras``; the model's text replies are the actions."""
+
+    def __init__(self, env_config: Any = None, extras: Mapping[str, Any] | None = None) -> None:
+        super().__init__()
+        self.episode = Episode(task_from_extras(extras or {}))
+        self.max_turns = self.episode.task.turn_limit()
+
+    def init(self, prompt: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """Core's conversation (the row's ``prompt`` is not used): system + first observation."""
+        observation = self.episode.reset()
+        self.turns = 0
+        messages = [{"role": "system", "content": self.episode.system_prompt},
+                    {"role": "user", "content": observation}]
+        return messages, {"task": self.episode.task.to_dict()}
+
+    def step(self, action: str) -> BaseTextEnvStepOutput:
+        result = self.episode.step(action)
+        self.turns += 1
+        metadata = dict(result.info)
+        if result.done:
+            metadata["trajectory"] = self.episode.to_dict()
+        observations = [] if result.done else [{"role": "user", "content": result.observation}]
+        return BaseTextEnvStepOutput(observations=observations, reward=result.reward,
+                                     done=result.done, metadata=metadata)
+
+    def get_metrics(self) -> dict[str, Any]:
+        """The reward breakdown and the result, once the game is over (numbers only,
+        so SkyRL's default aggregation averages them)."""
+        if not self.episode.done:
+            return {"turns": self.turns}
+        breakdown = self.episode.reward()
+        return {"reward": breakdown.total, **{f"reward/{k}": v for k, v in breakdown.components.items()},
+                "win": float(self.episode.result == "win"), "draw": float(self.episode.result == "draw"),
+                "turns": self.turns, "invalid_moves": self.episode.invalid_moves}
+
+
+def register(env_id: str = ENV_ID) -> None:
+    """Register :class:`GameTextEnv` with skyrl_gym (a second call is a no-op:
+    skyrl_gym itself raises on a duplicate)."""
+    import skyrl_gym
+    from skyrl_gym.envs.registration import registry
+
+    if env_id not in registry:
+        skyrl_gym.register(id=env_id, entry_point=GameTextEnv)
+
+
+def make_row(task: Task | Mapping[str, Any], env_id: str = ENV_ID) -> dict[str, Any]:
+    """A SkyRL dataset row for ``task`` (prompt = the conversation ``init`` returns)."""
+    episode = Episode(task)
+    prompt = [{"role": "system", "content": episode.system_prompt},
+              {"role": "user", "content": episode.reset()}]
+    return {"prompt": prompt, "env_class": env_id, "task": episode.task.to_dict()}
