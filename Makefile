@@ -48,7 +48,7 @@ $(STAMP):
 		"$$py" -m venv $(VENV); \
 		$(PY) -m pip install -q -U pip setuptools wheel; \
 	fi; \
-	echo "setup: installing -e .[all,dev] into $(VENV) (first time: several minutes)"; \
+	echo "setup: installing -e .[all,dev] into $(VENV) (a fresh venv takes minutes)"; \
 	$(PY) -m pip install -e '.[all,dev]' > $(VENV)/install.log 2>&1 \
 		|| { tail -n 40 $(VENV)/install.log >&2; echo "setup: pip failed, log: $(VENV)/install.log" >&2; exit 1; }; \
 	rm -f $(VENV)/.installed-*; \
@@ -68,7 +68,7 @@ $(NEMO_STAMP):
 		"$$py" -m venv $(NEMO_VENV); \
 		$(NEMO_PY) -m pip install -q -U pip setuptools wheel; \
 	fi; \
-	echo "setup: installing $(NEMO_GYM_PIN) and -e . into $(NEMO_VENV) (first time: several minutes)"; \
+	echo "setup: installing $(NEMO_GYM_PIN) and -e . into $(NEMO_VENV) (a fresh venv takes minutes)"; \
 	$(NEMO_PY) -m pip install '$(NEMO_GYM_PIN)' -e . fastapi uvicorn > $(NEMO_VENV)/install.log 2>&1 \
 		|| { tail -n 40 $(NEMO_VENV)/install.log >&2; echo "setup: pip failed, log: $(NEMO_VENV)/install.log" >&2; exit 1; }; \
 	rm -f $(NEMO_VENV)/.installed-*; \
