@@ -1,0 +1,55 @@
+"""The TRL adapter (GRPOTrainer 1.16): both multi-turn hooks over ``core.Episode``.
+
+* ``environment_factory``: :class:`GameEnvironment` / :func:`environment_class`
+  (tool calls to ``make_move``; ``get_reward`` is the rubric total), with
+  ``make_dataset(tasks, tools=True)``.
+* ``rollout_func``: :class:`TextRollout` (``<move>`` tags, generation with the
+  trainer's model), with ``make_dataset(tasks, tools=False)``.
+* :func:`reward_functions` / :func:`reward_weights`: one reward column per core
+  rubric component.
+
+This package imports neither torch nor TRL at import time. See docs/trl.md.
+"""
+
+from adapters.trl.environment import (
+    TASK_KEY,
+    EnvironmentNotResetError,
+    GameEnvironment,
+    dataset_rows,
+    environment_class,
+    make_dataset,
+    prompt_messages,
+    settle,
+)
+from adapters.trl.rewards import (
+    COMPONENTS,
+    component_key,
+    reward_format,
+    reward_functions,
+    reward_invalid,
+    reward_margin,
+    reward_weights,
+    reward_win,
+)
+from adapters.trl.rollout import TextRollout, rollout_func
+
+__all__ = [
+    "COMPONENTS",
+    "TASK_KEY",
+    "EnvironmentNotResetError",
+    "GameEnvironment",
+    "TextRollout",
+    "component_key",
+    "dataset_rows",
+    "environment_class",
+    "make_dataset",
+    "prompt_messages",
+    "reward_format",
+    "reward_functions",
+    "reward_invalid",
+    "reward_margin",
+    "reward_weights",
+    "reward_win",
+    "rollout_func",
+    "settle",
+]

@@ -1,0 +1,191 @@
+"""``GRPOTrainer(environment_factory=...)``: one game per environment instance.
+
+TRL builds one instance per rollout with no arguments, calls
+``reset(**dataset_row)`` and appends the returned text (the first observation)
+to the row's last prompt message, exposes every public method as a tool, and
+calls ``get_reward()`` once the rollout ends. So the environment has exactly
+three public methods: ``reset``, the one tool ``make_move`` and
+``get_reward``. Nothing public lets the model change anything but the board
+through a legal game move (a tool that set the result would be a reward hack;
+tests/trl/test_environment.py lists the public methods).
+
+The tool's description is core's (``core.prompts``): ``environment_class(game)``
+gives a subclass whose ``make_move`` docstring renders to exactly
+``core.prompts.tool_schema(game)``; the base ``GameEnvironment`` shows the
+default task's game (Tic-Tac-Toe) examples, so train other games with
+``environment_factory=environment_class(game)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from core.episode import Episode
+from core.games import make_game
+from core.prompts import TOOL_ARGUMENT_DESCRIPTION, TOOL_DESCRIPTION
+from core.tasks import Task
+
+TASK_KEY = "gamebridge_task"
+"""Rollout-function mode: the key of the system message that carries the task
+row as JSON (chat templates ignore unknown message keys)."""
+
+
+class EnvironmentNotResetError(RuntimeError):
+    """The environment was used before ``reset``."""
+
+
+def _tool_doc(examples: Iterable[str]) -> str:
+    """A Google docstring that transformers' ``get_json_schema`` turns into
+    core's ``make_move`` schema."""
+    argument = TOOL_ARGUMENT_DESCRIPTION.format(examples=", ".join(examples))
+    return f"{TOOL_DESCRIPTION}\n\nArgs:\n    move: {argument}\n"
+
+
+def settle(episode: Episode) -> Episode:
+    """Finish an episode the model stopped playing (no further tool call, or
+    the completion budget ran out): every missing reply is an empty text
+    reply, judged by core like any other (a format failure, then a forfeit or
+    the turn cap). Returns the finished episode; a finished one is unchanged."""
+    while not episode.done:
+        episode.step("")
+    return episode
+
+
+STAT_KEYS = ("game_turns", "game_invalid", "game_result")
+
+
+def episode_stats(episode: Episode) -> dict[str, Any]:
+    """Per-episode figures for logging: replies, invalid replies, result."""
+    return {
+        "game_turns": len(episode.events),
+        "game_invalid": episode.invalid_moves,
+        "game_result": episode.result,
+    }
+
+
+class GameEnvironment:
+    """One gamebridge game for TRL's ``environment_factory``."""
+
+    def __init__(self) -> None:
+        self._episode: Episode | None = None
+
+    def reset(self, **row: Any) -> str:
+        """Start the game of this dataset row (its task fields; other columns
+        such as ``prompt`` are ignored) and return the first observation."""
+        self._episode = Episode(Task.from_dict(row, strict=False))
+        return self._episode.reset()
+
+    def make_move(self, move: str):  # type: ignore[no-untyped-def]  # no return hint: core's schema has none
+        # The docstring is set below from core.prompts (it is the tool description).
+        episode = self._require()
+        if episode.done:
+            return episode.observation
+        # str() as the reference core driver does: a number argument is a move text too.
+        return episode.step_move(str(move)).observation
+
+    make_move.__doc__ = _tool_doc(make_game(Task().game).spec.move_examples)
+
+    def get_reward(self) -> float:
+        """The core rubric's total for the finished game (an unfinished one is settled first)."""
+        return settle(self._require()).reward().total
+
+    @property
+    def episode(self) -> Episode:
+        """The current episode (read-only; a property, so TRL does not expose it as a tool)."""
+        return self._require()
+
+    def _require(self) -> Episode:
+        if self._episode is None:
+            raise EnvironmentNotResetError("call reset(**row) first")
+        return self._episode
+
+
+_CLASSES: dict[str, type[GameEnvironment]] = {}
+
+
+def environment_class(game: str) -> type[GameEnvironment]:
+    """A ``GameEnvironment`` subclass whose tool schema names ``game``'s
+    example moves exactly as ``core.prompts.tool_schema(game)`` does."""
+    if game not in _CLASSES:
+        spec = make_game(game).spec
+
+        def make_move(self, move: str):  # type: ignore[no-untyped-def]  # get_json_schema reads every hint
+            return GameEnvironment.make_move(self, move)  # type: ignore[arg-type]
+
+        make_move.__doc__ = _tool_doc(spec.move_examples)
+        name = f"GameEnvironment_{game}"
+        _CLASSES[game] = type(
+            name,
+            (GameEnvironment,),
+            {
+                "make_move": make_move,
+                "__qualname__": name,
+                "__doc__": f"GameEnvironment for {spec.title}.",
+            },
+        )
+    return _CLASSES[game]
+
+
+def prompt_messages(task: Task, *, tools: bool) -> list[dict[str, str]]:
+    """The ``prompt`` column of one row.
+
+    ``tools=True`` (environment_factory): the tool-mode system prompt and an
+    empty user message that TRL fills with ``reset()``'s observation.
+    ``tools=False`` (rollout_func): the text-mode system prompt, carrying the
+    task under ``TASK_KEY``, and the first observation.
+    """
+    import json
+
+    episode = Episode(task)
+    if tools:
+        return [
+            {"role": "system", "content": episode.tool_system_prompt},
+            {"role": "user", "content": ""},
+        ]
+    return [
+        {
+            "role": "system",
+            "content": episode.system_prompt,
+            TASK_KEY: json.dumps(task.to_dict(), sort_keys=True),
+        },
+        {"role": "user", "content": episode.reset(), TASK_KEY: ""},
+    ]
+
+
+def dataset_rows(
+    tasks: Iterable[Task | Mapping[str, Any]], *, tools: bool = True
+) -> list[dict[str, Any]]:
+    """Rows for ``GRPOTrainer``: every task field plus ``prompt`` (see :func:`prompt_messages`)."""
+    rows = []
+    for t in tasks:
+        task = Task.from_dict(t)
+        rows.append({**task.to_dict(), "prompt": prompt_messages(task, tools=tools)})
+    return rows
+
+
+def make_dataset(tasks: Iterable[Task | Mapping[str, Any]], *, tools: bool = True) -> Any:
+    """:func:`dataset_rows` as a ``datasets.Dataset``."""
+    try:
+        import datasets
+    except ImportError as e:
+        raise ImportError(
+            "make_dataset needs datasets; install with: pip install -e '.[trl]'"
+        ) from e
+    rows = dataset_rows(tasks, tools=tools)
+    # Arrow wants one type per column: max_turns is None or int across rows.
+    return datasets.Dataset.from_list(rows)
+
+
+__all__ = [
+    "STAT_KEYS",
+    "TASK_KEY",
+    "EnvironmentNotResetError",
+    "GameEnvironment",
+    "dataset_rows",
+    "environment_class",
+    "episode_stats",
+    "make_dataset",
+    "prompt_messages",
+    "settle",
+]

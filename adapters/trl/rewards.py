@@ -1,0 +1,129 @@
+"""One TRL reward function per core rubric component, so each logs as its own
+column (``rewards/reward_win/mean`` ...).
+
+They read the finished episodes: in ``environment_factory`` mode from the
+``environments`` TRL passes, in ``rollout_func`` mode from the extra keys the
+rollout function returned (``component_key(name)``). The values are core's
+(``Episode.reward().components``); nothing is recomputed here.
+
+Weights: :func:`reward_weights` gives ``core.rewards.DEFAULT_WEIGHTS`` in
+rollout-function mode. In environment mode the environment's ``get_reward``
+(the rubric total, weight 1, added by TRL itself) already carries the signal,
+so the component columns get weight 0 there: logged, not counted twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from adapters.trl.environment import STAT_KEYS, episode_stats, settle
+from core.rewards import DEFAULT_WEIGHTS
+
+COMPONENTS: tuple[str, ...] = tuple(DEFAULT_WEIGHTS)
+"""The rubric's components in core's order (win, margin, format, invalid)."""
+
+
+def component_key(name: str) -> str:
+    """The rollout-function output key carrying component ``name``."""
+    return f"{name}_reward"
+
+
+def _values(name: str, environments: Sequence[Any] | None, kwargs: dict[str, Any]) -> list[float]:
+    if environments is not None:
+        return [float(settle(env.episode).reward().components[name]) for env in environments]
+    key = component_key(name)
+    if key not in kwargs:
+        raise KeyError(f"no {key!r} column: use the gamebridge rollout_func or environment_factory")
+    return [float(v) for v in kwargs[key]]
+
+
+def log_game_metrics(environments: Sequence[Any] | None, kwargs: dict[str, Any]) -> None:
+    """Batch means of the games (``game/turns``, ``game/valid_rate``,
+    ``game/win_rate``, ``game/loss_rate``) through TRL's ``log_metric``."""
+    log = kwargs.get("log_metric")
+    if log is None:
+        return
+    if environments is not None:
+        stats = [episode_stats(settle(env.episode)) for env in environments]
+    elif all(key in kwargs for key in STAT_KEYS):
+        stats = [
+            dict(zip(STAT_KEYS, values, strict=True))
+            for values in zip(*(kwargs[k] for k in STAT_KEYS), strict=True)
+        ]
+    else:
+        return
+    if not stats:
+        return
+    turns = sum(s["game_turns"] for s in stats)
+    log("game/turns", turns / len(stats))
+    log("game/valid_rate", 1.0 - sum(s["game_invalid"] for s in stats) / max(turns, 1))
+    log("game/win_rate", sum(s["game_result"] == "win" for s in stats) / len(stats))
+    log("game/loss_rate", sum(s["game_result"] == "loss" for s in stats) / len(stats))
+
+
+def reward_win(
+    completions: list[Any], environments: Sequence[Any] | None = None, **kwargs: Any
+) -> list[float]:
+    """Core's ``win`` component: 1 win, 0.5 draw, 0 loss (also logs the game metrics)."""
+    log_game_metrics(environments, kwargs)
+    return _values("win", environments, kwargs)
+
+
+def reward_margin(
+    completions: list[Any], environments: Sequence[Any] | None = None, **kwargs: Any
+) -> list[float]:
+    """Core's ``margin`` component, in [-1, 1]."""
+    return _values("margin", environments, kwargs)
+
+
+def reward_format(
+    completions: list[Any], environments: Sequence[Any] | None = None, **kwargs: Any
+) -> list[float]:
+    """Core's ``format`` component: the share of well-formed replies."""
+    return _values("format", environments, kwargs)
+
+
+def reward_invalid(
+    completions: list[Any], environments: Sequence[Any] | None = None, **kwargs: Any
+) -> list[float]:
+    """Core's ``invalid`` component: minus the capped invalid-reply penalty."""
+    return _values("invalid", environments, kwargs)
+
+
+REWARD_FUNCTIONS: dict[str, Callable[..., list[float]]] = {
+    "win": reward_win,
+    "margin": reward_margin,
+    "format": reward_format,
+    "invalid": reward_invalid,
+}
+
+
+def reward_functions() -> list[Callable[..., list[float]]]:
+    """The four reward functions, in :data:`COMPONENTS` order."""
+    return [REWARD_FUNCTIONS[name] for name in COMPONENTS]
+
+
+def reward_weights(mode: str) -> list[float]:
+    """``GRPOConfig.reward_weights`` for :func:`reward_functions` in ``mode``
+    (``"rollout_func"``: core's default weights; ``"env_factory"``: zeros,
+    because the environment's ``get_reward`` column is the rubric total)."""
+    if mode == "rollout_func":
+        return [float(DEFAULT_WEIGHTS[name]) for name in COMPONENTS]
+    if mode == "env_factory":
+        return [0.0 for _ in COMPONENTS]
+    raise ValueError(f"mode must be 'env_factory' or 'rollout_func', not {mode!r}")
+
+
+__all__ = [
+    "COMPONENTS",
+    "REWARD_FUNCTIONS",
+    "component_key",
+    "log_game_metrics",
+    "reward_format",
+    "reward_functions",
+    "reward_invalid",
+    "reward_margin",
+    "reward_weights",
+    "reward_win",
+]

@@ -1,0 +1,205 @@
+"""``GRPOTrainer(rollout_func=...)``: multi-turn text-tag play (``<move>..</move>``).
+
+TRL hands the rollout function the batch's prompts (each already repeated
+``num_generations`` times) and the trainer. For each prompt this plays one game
+of the task carried in the prompt's system message (``TASK_KEY``, see
+``make_dataset(tasks, tools=False)``) with the trainer's own model and
+tokenizer (plain ``transformers`` generation; a vLLM-backed variant would swap
+only :meth:`TextRollout.generate`), turn by turn, all games of the batch
+batched together:
+
+    prompt_ids      = chat template(system, first observation) + assistant header
+    completion_ids  = reply 1 + <observation 2 as a user turn> + reply 2 + ...
+    env_mask        = 1 on the model's reply tokens, 0 on observation tokens
+
+Ids are concatenated, never re-tokenized, so the trainer scores exactly the
+tokens the model conditioned on. The game loop is ``core.Episode.step`` only;
+the extra keys carry core's reward components (``component_key(name)``) and a
+few episode statistics for logging.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from adapters.trl.environment import STAT_KEYS, TASK_KEY, episode_stats, settle
+from adapters.trl.rewards import COMPONENTS, component_key
+from core.episode import Episode
+from core.tasks import Task
+
+
+def task_of(prompt: Sequence[dict[str, Any]]) -> Task:
+    """The task a prompt carries (``TASK_KEY`` on one of its messages)."""
+    for message in prompt:
+        raw = message.get(TASK_KEY) if isinstance(message, dict) else None
+        if raw:
+            return Task.from_dict(json.loads(raw))
+    raise ValueError(
+        f"the prompt carries no {TASK_KEY!r}; build the dataset with "
+        "adapters.trl.make_dataset(tasks, tools=False)"
+    )
+
+
+def observation_suffix_ids(tokenizer: Any, observation: str) -> list[int]:
+    """The tokens between the end of an assistant reply (its end-of-turn token
+    included) and the next assistant header: the observation as a user turn,
+    as the chat template renders it (TRL's own trick for tool replies)."""
+    base = [{"role": "user", "content": "x"}, {"role": "assistant", "content": "y"}]
+    prefix = tokenizer.apply_chat_template(base, tokenize=True, return_dict=False)
+    full = tokenizer.apply_chat_template(
+        base + [{"role": "user", "content": observation}],
+        tokenize=True,
+        add_generation_prompt=True,
+        return_dict=False,
+    )
+    eos = [i for i, t in enumerate(prefix) if t == tokenizer.eos_token_id]
+    if eos:
+        prefix = prefix[: eos[-1] + 1]
+    if full[: len(prefix)] != prefix:
+        raise ValueError("the chat template is not prefix-preserving; cannot append observations")
+    return list(full[len(prefix) :])
+
+
+@dataclass
+class Played:
+    """A batch of games played by :meth:`TextRollout.play` (one row per task)."""
+
+    episodes: list[Episode]
+    prompt_ids: list[list[int]]
+    completion_ids: list[list[int]]
+    env_mask: list[list[int]]
+
+
+class TextRollout:
+    """A ``rollout_func``: ``TextRollout(max_new_tokens=32)(prompts, trainer) -> dict``.
+
+    ``max_new_tokens`` caps one reply; the trainer's ``max_completion_length``
+    caps the whole completion (replies and observations): a game that would
+    exceed it is settled by core (``settle``) rather than cut silently.
+    ``last_episodes`` keeps the batch's finished episodes for inspection.
+    """
+
+    def __init__(self, max_new_tokens: int = 32) -> None:
+        self.max_new_tokens = max_new_tokens
+        self.last_episodes: list[Episode] = []
+
+    def __call__(self, prompts: list[list[dict[str, Any]]], trainer: Any) -> dict[str, Any]:
+        played = self.play(
+            trainer.accelerator.unwrap_model(trainer.model),
+            trainer.processing_class,
+            [task_of(p) for p in prompts],
+            trainer.generation_config,
+            list(trainer.eos_token_ids),
+            trainer.max_completion_length,
+        )
+        self.last_episodes = played.episodes
+        out: dict[str, Any] = {
+            "prompt_ids": played.prompt_ids,
+            "completion_ids": played.completion_ids,
+            "env_mask": played.env_mask,
+            "logprobs": None,
+        }
+        for name in COMPONENTS:
+            out[component_key(name)] = [ep.reward().components[name] for ep in played.episodes]
+        stats = [episode_stats(ep) for ep in played.episodes]
+        for key in STAT_KEYS:
+            out[key] = [s[key] for s in stats]
+        return out
+
+    def generate(
+        self,
+        model: Any,
+        tokenizer: Any,
+        sequences: list[list[int]],
+        generation_config: Any,
+        eos_token_ids: Sequence[int],
+    ) -> list[list[int]]:
+        """One reply per token sequence (batched, left-padded), each cut after
+        its first end-of-turn token."""
+        import torch
+
+        pad = tokenizer.pad_token_id
+        width = max(len(s) for s in sequences)
+        ids = torch.tensor([[pad] * (width - len(s)) + s for s in sequences], device=model.device)
+        mask = torch.tensor(
+            [[0] * (width - len(s)) + [1] * len(s) for s in sequences], device=model.device
+        )
+        config = copy.deepcopy(generation_config)
+        config.max_new_tokens = self.max_new_tokens
+        with torch.no_grad():
+            out = model.generate(input_ids=ids, attention_mask=mask, generation_config=config)
+        eos = set(eos_token_ids)
+        replies = []
+        for row in out[:, width:].tolist():
+            cut = next((i for i, t in enumerate(row) if t in eos), None)
+            replies.append(row if cut is None else row[: cut + 1])
+        return replies
+
+    def play(
+        self,
+        model: Any,
+        tokenizer: Any,
+        tasks: Sequence[Task],
+        generation_config: Any,
+        eos_token_ids: Sequence[int],
+        budget: int,
+    ) -> Played:
+        """Play one game per task with ``model``, all games batched turn by turn."""
+        eos_id = tokenizer.eos_token_id
+        episodes = [Episode(task) for task in tasks]
+        prompt_ids = []
+        for ep in episodes:
+            messages = [
+                {"role": "system", "content": ep.system_prompt},
+                {"role": "user", "content": ep.reset()},
+            ]
+            prompt_ids.append(
+                list(
+                    tokenizer.apply_chat_template(
+                        messages, tokenize=True, add_generation_prompt=True, return_dict=False
+                    )
+                )
+            )
+        completion: list[list[int]] = [[] for _ in episodes]
+        env_mask: list[list[int]] = [[] for _ in episodes]
+        active = list(range(len(episodes)))
+        while active:
+            replies = self.generate(
+                model,
+                tokenizer,
+                [prompt_ids[i] + completion[i] for i in active],
+                generation_config,
+                eos_token_ids,
+            )
+            still = []
+            for i, reply in zip(active, replies, strict=True):
+                completion[i] += reply
+                env_mask[i] += [1] * len(reply)
+                if (
+                    not reply or reply[-1] not in eos_token_ids
+                ):  # cut by max_new_tokens: close the turn
+                    completion[i].append(eos_id)
+                    env_mask[i].append(0)
+                result = episodes[i].step(tokenizer.decode(reply, skip_special_tokens=True))
+                if result.done:
+                    continue
+                suffix = observation_suffix_ids(tokenizer, result.observation)
+                if len(completion[i]) + len(suffix) + self.max_new_tokens > budget:
+                    settle(episodes[i])  # out of completion budget: core settles the game
+                    continue
+                completion[i] += suffix
+                env_mask[i] += [0] * len(suffix)
+                still.append(i)
+            active = still
+        return Played(episodes, prompt_ids, completion, env_mask)
+
+
+rollout_func = TextRollout()
+"""A ready ``rollout_func`` with the default reply cap."""
+
+
+__all__ = ["Played", "TextRollout", "observation_suffix_ids", "rollout_func", "task_of"]
