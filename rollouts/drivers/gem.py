@@ -1,0 +1,75 @@
+"""GEM driver: ``gem.make("gamebridge/<game>", task=...)``, reset, then the model's
+replies through ``env.step`` until ``terminated or truncated``.
+
+GEM hands the model a string observation; the chat is built the way GEM's
+multi-turn chat wrappers do (system prompt from ``info``, then one user
+message per observation). The trajectory comes back in the final ``info``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from rollouts.drivers.base import (
+    Driver,
+    DriverError,
+    RolloutRecord,
+    RunContext,
+    StepClock,
+    make_record,
+)
+
+if TYPE_CHECKING:
+    from core.tasks import Task
+
+
+class GemDriver(Driver):
+    """Plays each task in a fresh GEM env."""
+
+    name = "gem"
+
+    def available(self) -> tuple[bool, str]:
+        try:
+            import adapters.gem  # noqa: F401
+        except ImportError as e:
+            return False, str(e)
+        return True, ""
+
+    @contextmanager
+    def session(self, *, base_url: str, model: str, api_key: str | None,
+                concurrency: int = 1) -> Iterator[RunContext]:
+        from adapters.gem import register
+
+        register()
+        with super().session(base_url=base_url, model=model, api_key=api_key,
+                             concurrency=concurrency) as ctx:
+            yield ctx
+
+    def run_task(self, task: Task, ctx: RunContext) -> RolloutRecord:
+        import gem
+
+        from adapters.gem import ID_PREFIX
+
+        clock = StepClock()
+        env = gem.make(ID_PREFIX + task.game, task=task.to_dict())
+        observation, info = env.reset()
+        messages: list[dict[str, Any]] = [{"role": "system", "content": info["system_prompt"]},
+                                          {"role": "user", "content": observation}]
+        steps = tokens = 0
+        done = False
+        while not done:
+            with clock.model():
+                completion = ctx.client.complete(messages)
+            steps += 1
+            tokens += completion.completion_tokens
+            messages.append({"role": "assistant", "content": completion.text})
+            observation, _, terminated, truncated, info = env.step(completion.text)
+            done = bool(terminated or truncated)
+            if not done:
+                messages.append({"role": "user", "content": observation})
+        trajectory = info.get("trajectory")
+        if trajectory is None:
+            raise DriverError(f"gem: the final info of {task.task_id} has no trajectory")
+        return make_record(self.name, task, trajectory, trajectory["reward"], clock, steps, tokens)

@@ -1,0 +1,78 @@
+"""SkyRL Gym driver: ``skyrl_gym.make("gamebridge", env_config, extras)``, ``init``,
+then the model's replies through ``env.step`` until ``done``: the loop of
+SkyRL's ``SkyRLGymGenerator.agent_loop`` (which also puts its ``max_turns`` in
+``extras``), with the chat kept as messages instead of token ids.
+The trajectory comes back in the final step's ``metadata``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from rollouts.drivers.base import (
+    Driver,
+    DriverError,
+    RolloutRecord,
+    RunContext,
+    StepClock,
+    make_record,
+)
+
+if TYPE_CHECKING:
+    from core.tasks import Task
+
+
+class SkyRLGymDriver(Driver):
+    """Plays each task in a fresh SkyRL Gym env."""
+
+    name = "skyrl_gym"
+
+    def available(self) -> tuple[bool, str]:
+        try:
+            import adapters.skyrl_gym  # noqa: F401
+        except ImportError as e:
+            return False, str(e)
+        return True, ""
+
+    @contextmanager
+    def session(self, *, base_url: str, model: str, api_key: str | None,
+                concurrency: int = 1) -> Iterator[RunContext]:
+        from adapters.skyrl_gym import register
+
+        register()
+        with super().session(base_url=base_url, model=model, api_key=api_key,
+                             concurrency=concurrency) as ctx:
+            yield ctx
+
+    def run_task(self, task: Task, ctx: RunContext) -> RolloutRecord:
+        import skyrl_gym
+
+        from adapters.skyrl_gym import ENV_ID, make_row
+
+        clock = StepClock()
+        row = make_row(task)
+        # SkyRL passes every column but the prompt as extras, plus its generator's max_turns.
+        extras = {k: v for k, v in row.items() if k not in ("prompt", "env_class")}
+        extras["max_turns"] = task.turn_limit()
+        env = skyrl_gym.make(row["env_class"] or ENV_ID, env_config={}, extras=extras)
+        chat, _ = env.init(row["prompt"])
+        messages: list[dict[str, Any]] = list(chat)
+        steps = tokens = 0
+        done = False
+        metadata: dict[str, Any] = {}
+        while not done:
+            with clock.model():
+                completion = ctx.client.complete(messages)
+            steps += 1
+            tokens += completion.completion_tokens
+            messages.append({"role": "assistant", "content": completion.text})
+            out = env.step(completion.text)
+            done, metadata = out["done"], out["metadata"]
+            messages.extend(out["observations"])
+        env.close()
+        trajectory = metadata.get("trajectory")
+        if trajectory is None:
+            raise DriverError(f"skyrl_gym: the final metadata of {task.task_id} has no trajectory")
+        return make_record(self.name, task, trajectory, trajectory["reward"], clock, steps, tokens)
