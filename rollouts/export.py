@@ -7,8 +7,8 @@ word comes from core and the replayed trajectory is checked against the
 recorded one. Text replies become assistant messages; tool replies become
 assistant ``tool_calls`` to ``make_move`` answered by ``tool`` messages.
 
-Written as a Hugging Face ``datasets`` folder (``save_to_disk``) plus
-``data.jsonl`` with the same rows.
+Written as a Hugging Face ``datasets`` folder (``save_to_disk``; read it with
+``datasets.load_from_disk(DIR)``) plus ``DIR/data.jsonl`` with the same rows.
 """
 
 from __future__ import annotations
@@ -146,14 +146,20 @@ def export_dataset(
     rows = export_rows(records, keep)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    with open(out / "data.jsonl", "w", encoding="utf-8") as fh:
-        for row in rows:
-            fh.write(json.dumps(row) + "\n")
+    saved = False
     try:
         import datasets
     except ImportError:
-        return out, len(rows), False
-    ds = datasets.Dataset.from_list(_arrow_rows(rows)) if rows else datasets.Dataset.from_dict(
-        {"messages": [], "task_id": [], "game": [], "framework": [], "result": [], "reward": []})
-    ds.save_to_disk(str(out / "hf"))
-    return out, len(rows), True
+        pass
+    else:
+        if rows:
+            ds = datasets.Dataset.from_list(_arrow_rows(rows))
+        else:
+            ds = datasets.Dataset.from_dict({k: [] for k in (
+                "messages", "task_id", "game", "framework", "result", "reward")})
+        ds.save_to_disk(str(out))  # datasets.load_from_disk(out) reads it back
+        saved = True
+    with open(out / "data.jsonl", "w", encoding="utf-8") as fh:
+        for row in rows:
+            fh.write(json.dumps(row) + "\n")
+    return out, len(rows), saved

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -32,6 +33,12 @@ def play_offline(task: Task, policy: str = "noisy:0.3/minimax:1", seed: int = 0,
             messages.append({"role": "user", "content": result.observation})
     return make_record(framework, task, episode.to_dict(), episode.reward(), clock, steps,
                        sum(len(m["content"].split()) for m in messages if m["role"] == "assistant"))
+
+
+@pytest.fixture(scope="session")
+def play() -> Callable[..., RolloutRecord]:
+    """``play_offline`` as a fixture (test modules do not import conftest)."""
+    return play_offline
 
 
 @pytest.fixture(scope="session")
