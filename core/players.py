@@ -142,7 +142,11 @@ class ScriptedPlayer:
     def _bad(self, game: Game[Any, Any], state: Any, rng: random.Random, kind: str) -> str:
         """A bad move text (``not_a_move`` or ``illegal``)."""
         if kind == "illegal":
-            for text in game.spec.move_examples:
+            # A well-formed move that is not legal here: a notation example
+            # (taken squares, full columns) or a legal move's text reversed
+            # (Wordle: a five-letter non-word).
+            legal = self._choose(game, state, rng)
+            for text in (*game.spec.move_examples, legal[::-1]):
                 try:
                     game.parse_move(state, text)
                 except IllegalMoveError:
