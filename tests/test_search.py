@@ -85,8 +85,8 @@ CASES = [
     ),
     pytest.param(
         "othello",
-        10,
-        40,
+        12,
+        60,  # up to the endgame, where passes and exact scores come in
         (1, 2, 3),
         id="othello",
         marks=pytest.mark.skipif(not _landed("core.games.othello"), reason="othello not landed"),
@@ -269,3 +269,28 @@ def test_needs_two_players() -> None:
     game.spec = replace(game.spec, num_players=1)
     with pytest.raises(ValueError, match="two-player"):
         search(game, game.initial_state(), 2)
+
+
+@pytest.mark.skipif(not _landed("core.games.othello"), reason="othello not landed")
+def test_othello_passes() -> None:
+    """Positions a few plies before a pass: the search treats the pass as a move."""
+    game = make_game("othello")
+    rng = random.Random(5)
+    found = 0
+    for _ in range(400):
+        history = [game.initial_state()]
+        while game.legal_moves(history[-1]):
+            moves = game.legal_moves(history[-1])
+            if len(moves) == 1 and game.move_to_text(history[-1], moves[0]) == "pass":
+                break
+            history.append(game.apply(history[-1], rng.choice(moves)))
+        else:
+            continue
+        for state in history[-3:]:
+            for depth in (1, 2, 3):
+                got = search(game, state, depth)
+                assert (got.value, got.best_moves) == _reference(game, state, depth)
+        found += 1
+        if found == 6:
+            break
+    assert found == 6
