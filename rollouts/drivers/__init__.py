@@ -15,6 +15,7 @@ DRIVERS: dict[str, str] = {
     "verifiers": "rollouts.drivers.verifiers:VerifiersDriver",
     "openenv": "rollouts.drivers.openenv:OpenEnvDriver",
     "nemo_gym": "rollouts.drivers.nemo_gym:NemoGymDriver",
+    "nemo_gym_tools": "rollouts.drivers.nemo_gym:NemoGymToolsDriver",
     "skyrl_gym": "rollouts.drivers.skyrl_gym:SkyRLGymDriver",
     "gem": "rollouts.drivers.gem:GemDriver",
     "trl": "rollouts.drivers.trl:TRLDriver",
