@@ -59,8 +59,11 @@ def _stamp() -> str:
 
 
 def _add_serve(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--policy", default=DEFAULT_EVAL_POLICY,
-                   help="random | minimax:D | noisy:P[/minimax:D] (default %(default)s)")
+    p.add_argument(
+        "--policy",
+        default=DEFAULT_EVAL_POLICY,
+        help="random | minimax:D | noisy:P[/minimax:D] (default %(default)s)",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000)
@@ -81,13 +84,19 @@ def _run_serve(args: argparse.Namespace) -> int:
 def _add_common(p: argparse.ArgumentParser, policy_default: str) -> None:
     p.add_argument("-n", type=int, default=16, help="number of tasks (default %(default)s)")
     p.add_argument("--seed", type=int, default=0, help="task and policy seed")
-    p.add_argument("--base-url", default=None,
-                   help="OpenAI-compatible endpoint; default: start the embedded policy server")
+    p.add_argument(
+        "--base-url",
+        default=None,
+        help="OpenAI-compatible endpoint; default: start the embedded policy server",
+    )
     p.add_argument("--model", default="scripted")
     p.add_argument("--api-key", default=None, help="default: $OPENAI_API_KEY")
     p.add_argument("--concurrency", type=int, default=1)
-    p.add_argument("--policy", default=policy_default,
-                   help="scripted policy of the embedded server (default %(default)s)")
+    p.add_argument(
+        "--policy",
+        default=policy_default,
+        help="scripted policy of the embedded server (default %(default)s)",
+    )
     p.add_argument("--min-rmp", type=float, default=0.0, help="min opponent random_move_prob")
     p.add_argument("--max-rmp", type=float, default=1.0, help="max opponent random_move_prob")
     p.add_argument("--progress", action="store_true", help="show a progress bar")
@@ -96,8 +105,9 @@ def _add_common(p: argparse.ArgumentParser, policy_default: str) -> None:
 def _make_tasks(game: str, n: int, seed: int, lo: float, hi: float) -> list[Any]:
     from core.tasks import make_tasks
 
-    return make_tasks(n=n, seed=seed, game=game, min_random_move_prob=lo,
-                      max_random_move_prob=hi, num_groups=4)
+    return make_tasks(
+        n=n, seed=seed, game=game, min_random_move_prob=lo, max_random_move_prob=hi, num_groups=4
+    )
 
 
 def _add_eval(p: argparse.ArgumentParser) -> None:
@@ -118,14 +128,24 @@ def _run_eval(args: argparse.Namespace) -> int:
     tasks = _make_tasks(args.game, args.n, args.seed, args.min_rmp, args.max_rmp)
     with _endpoint(args.base_url, args.policy, args.seed) as url:
         t0 = time.perf_counter()
-        records = driver.run(tasks, base_url=url, model=args.model, api_key=args.api_key,
-                             concurrency=args.concurrency, progress=args.progress)
+        records = driver.run(
+            tasks,
+            base_url=url,
+            model=args.model,
+            api_key=args.api_key,
+            concurrency=args.concurrency,
+            progress=args.progress,
+        )
         elapsed = time.perf_counter() - t0
     out = Path(args.out or f"runs/eval-{args.framework}-{args.game}-{_stamp()}.jsonl")
     write_records(out, records)
     summary = summarize(records, elapsed=elapsed)
-    _out(format_summary(summary, title=f"{args.framework} / {args.game}: {len(records)} "
-                                      f"episodes in {elapsed:.2f}s"))
+    _out(
+        format_summary(
+            summary,
+            title=f"{args.framework} / {args.game}: {len(records)} episodes in {elapsed:.2f}s",
+        )
+    )
     if args.json:
         _out(json.dumps(summary.to_dict(), indent=1))
     _out(f"records: {out}")
@@ -164,8 +184,14 @@ def run_compare(
     for name in frameworks:
         t0 = time.perf_counter()
         try:
-            recs = get_driver(name).run(tasks, base_url=base_url, model=model, api_key=api_key,
-                                        concurrency=concurrency, progress=progress)
+            recs = get_driver(name).run(
+                tasks,
+                base_url=base_url,
+                model=model,
+                api_key=api_key,
+                concurrency=concurrency,
+                progress=progress,
+            )
         except Exception as e:  # one framework's failure is reported, not fatal
             failures[name] = f"{type(e).__name__}: {e}"
             _out(f"  {name:10s} FAILED: {failures[name][:300]}")
@@ -182,15 +208,19 @@ def run_compare(
             references[mode] = records["core"]
             continue
         references[mode] = CoreDriver(use_tools=mode == "tools").run(
-            tasks, base_url=base_url, model=model, api_key=api_key, concurrency=concurrency)
+            tasks, base_url=base_url, model=model, api_key=api_key, concurrency=concurrency
+        )
     divergences = check_identity(records, references) if records else []
     return records, summaries, divergences, failures
 
 
 def _add_compare(p: argparse.ArgumentParser) -> None:
     p.add_argument("--game", default="tictactoe")
-    p.add_argument("--frameworks", default=None,
-                   help="comma-separated driver names (default: every available driver)")
+    p.add_argument(
+        "--frameworks",
+        default=None,
+        help="comma-separated driver names (default: every available driver)",
+    )
     _add_common(p, DEFAULT_COMPARE_POLICY)
     p.add_argument("--out", default=None, help="output directory (default runs/compare-TIME)")
     p.set_defaults(func=_run_compare)
@@ -227,8 +257,16 @@ def compare_games(
             tasks = _make_tasks(game, args.n, args.seed, args.min_rmp, args.max_rmp)
             _out(f"{game}: {len(tasks)} tasks x {len(frameworks)} frameworks")
             records, summaries, divergences, failures = run_compare(
-                game, tasks, frameworks, base_url=url, model=args.model, api_key=args.api_key,
-                concurrency=args.concurrency, progress=args.progress, out_dir=out_dir)
+                game,
+                tasks,
+                frameworks,
+                base_url=url,
+                model=args.model,
+                api_key=args.api_key,
+                concurrency=args.concurrency,
+                progress=args.progress,
+                out_dir=out_dir,
+            )
             if summaries:
                 _out(format_comparison(summaries))
             for d in divergences:
@@ -238,14 +276,24 @@ def compare_games(
             sections.append(GameSection(game, records, summaries, divergences))
     ran = sorted({n for s in sections for n in s.records})
     if problems:
-        verdict = problems[0] if len(problems) == 1 else f"{problems[0]} (+{len(problems) - 1} more)"
+        verdict = (
+            problems[0] if len(problems) == 1 else f"{problems[0]} (+{len(problems) - 1} more)"
+        )
     else:
         verdict = f"IDENTICAL across {len(ran)} frameworks ({', '.join(ran)})"
-    report = write_report(out_dir / "report.html", sections, title=title, verdict=verdict,
-                          verdict_ok=not problems,
-                          meta={"games": ", ".join(games), "tasks per game": args.n,
-                                "policy": args.policy if not args.base_url else args.model,
-                                "seed": args.seed})
+    report = write_report(
+        out_dir / "report.html",
+        sections,
+        title=title,
+        verdict=verdict,
+        verdict_ok=not problems,
+        meta={
+            "games": ", ".join(games),
+            "tasks per game": args.n,
+            "policy": args.policy if not args.base_url else args.model,
+            "seed": args.seed,
+        },
+    )
     for line in problems:
         _out(line)
     _out(f"report: {report.resolve()}")
@@ -256,8 +304,9 @@ def compare_games(
 def _run_compare(args: argparse.Namespace) -> int:
     frameworks = _frameworks(args.frameworks)
     out_dir = Path(args.out or f"runs/compare-{_stamp()}")
-    code, _ = compare_games([args.game], frameworks, args, out_dir,
-                            title=f"gamebridge compare: {args.game}")
+    code, _ = compare_games(
+        [args.game], frameworks, args, out_dir, title=f"gamebridge compare: {args.game}"
+    )
     return code
 
 
@@ -281,8 +330,10 @@ def _run_export(args: argparse.Namespace) -> int:
     records = read_records(args.inp)
     out, rows, saved = export_dataset(records, args.out, keep)
     _out(f"kept {rows} of {len(records)} episodes ({', '.join(sorted(keep))})")
-    _out(f"wrote {out / 'data.jsonl'}" + (f" and a datasets folder {out}" if saved
-                                           else " (datasets not installed: JSONL only)"))
+    _out(
+        f"wrote {out / 'data.jsonl'}"
+        + (f" and a datasets folder {out}" if saved else " (datasets not installed: JSONL only)")
+    )
     return 0
 
 
@@ -297,8 +348,15 @@ def _add_demo(p: argparse.ArgumentParser) -> None:
     p.add_argument("--policy", default=DEFAULT_COMPARE_POLICY)
     p.add_argument("--concurrency", type=int, default=2)
     p.add_argument("--out", default=None, help="output directory (default runs/demo-TIME)")
-    p.set_defaults(func=_run_demo, base_url=None, model="scripted", api_key=None,
-                   min_rmp=0.0, max_rmp=1.0, progress=False)
+    p.set_defaults(
+        func=_run_demo,
+        base_url=None,
+        model="scripted",
+        api_key=None,
+        min_rmp=0.0,
+        max_rmp=1.0,
+        progress=False,
+    )
 
 
 def _run_demo(args: argparse.Namespace) -> int:
@@ -316,8 +374,10 @@ def _run_demo(args: argparse.Namespace) -> int:
                 _out(f"skipping {name}: {why[:200]}")
     games = [g.strip() for g in args.games.split(",") if g.strip()]
     out_dir = Path(args.out or f"runs/demo-{_stamp()}")
-    _out(f"demo: {', '.join(games)} x {args.n} tasks over {', '.join(frameworks)} "
-         f"(embedded policy server, {args.policy})")
+    _out(
+        f"demo: {', '.join(games)} x {args.n} tasks over {', '.join(frameworks)} "
+        f"(embedded policy server, {args.policy})"
+    )
     code, _ = compare_games(games, frameworks, args, out_dir, title="gamebridge demo")
     return code
 

@@ -54,8 +54,10 @@ def conversation(trajectory: Mapping[str, Any]) -> list[dict[str, Any]]:
     tools = any(e.get("kind") == "tool" for e in events)
     episode = Episode(trajectory["task"])
     messages: list[dict[str, Any]] = [
-        {"role": "system",
-         "content": episode.tool_system_prompt if tools else episode.system_prompt},
+        {
+            "role": "system",
+            "content": episode.tool_system_prompt if tools else episode.system_prompt,
+        },
         {"role": "user", "content": episode.reset()},
     ]
     for i, event in enumerate(events):
@@ -64,14 +66,27 @@ def conversation(trajectory: Mapping[str, Any]) -> list[dict[str, Any]]:
         reply = event["reply"]
         if event.get("kind") == "tool":
             call_id = f"call_{i + 1}"
-            messages.append({"role": "assistant", "content": "", "tool_calls": [{
-                "id": call_id, "type": "function",
-                "function": {"name": "make_move", "arguments": json.dumps({"move": reply})},
-            }]})
+            messages.append(
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": [
+                        {
+                            "id": call_id,
+                            "type": "function",
+                            "function": {
+                                "name": "make_move",
+                                "arguments": json.dumps({"move": reply}),
+                            },
+                        }
+                    ],
+                }
+            )
             result = episode.step_move(reply)
             if not result.done:
-                messages.append({"role": "tool", "tool_call_id": call_id,
-                                 "content": result.observation})
+                messages.append(
+                    {"role": "tool", "tool_call_id": call_id, "content": result.observation}
+                )
         else:
             messages.append({"role": "assistant", "content": reply})
             result = episode.step(reply)
@@ -79,8 +94,10 @@ def conversation(trajectory: Mapping[str, Any]) -> list[dict[str, Any]]:
                 messages.append({"role": "user", "content": result.observation})
     replayed = episode.to_dict()
     if replayed.get("events") != events or replayed.get("result") != trajectory.get("result"):
-        raise ExportError(f"{trajectory.get('task_id')}: the trajectory does not replay "
-                          "identically through core.Episode")
+        raise ExportError(
+            f"{trajectory.get('task_id')}: the trajectory does not replay "
+            "identically through core.Episode"
+        )
     return messages
 
 
@@ -91,14 +108,16 @@ def export_rows(records: Iterable[RolloutRecord], keep: set[str]) -> list[dict[s
         traj = rec.trajectory
         if traj.get("result") not in keep:
             continue
-        rows.append({
-            "messages": conversation(traj),
-            "task_id": str(traj.get("task_id")),
-            "game": str(traj.get("game")),
-            "framework": rec.framework,
-            "result": str(traj.get("result")),
-            "reward": float(rec.reward.get("total", 0.0)),
-        })
+        rows.append(
+            {
+                "messages": conversation(traj),
+                "task_id": str(traj.get("task_id")),
+                "game": str(traj.get("game")),
+                "framework": rec.framework,
+                "result": str(traj.get("result")),
+                "reward": float(rec.reward.get("total", 0.0)),
+            }
+        )
     return rows
 
 
@@ -131,9 +150,15 @@ def _arrow_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     content, tool_calls (possibly None) and tool_call_id (possibly None)."""
     out = []
     for row in rows:
-        msgs = [{"role": m["role"], "content": m.get("content", ""),
-                 "tool_calls": m.get("tool_calls"), "tool_call_id": m.get("tool_call_id")}
-                for m in row["messages"]]
+        msgs = [
+            {
+                "role": m["role"],
+                "content": m.get("content", ""),
+                "tool_calls": m.get("tool_calls"),
+                "tool_call_id": m.get("tool_call_id"),
+            }
+            for m in row["messages"]
+        ]
         out.append({**row, "messages": msgs})
     return out
 
@@ -155,8 +180,9 @@ def export_dataset(
         if rows:
             ds = datasets.Dataset.from_list(_arrow_rows(rows))
         else:
-            ds = datasets.Dataset.from_dict({k: [] for k in (
-                "messages", "task_id", "game", "framework", "result", "reward")})
+            ds = datasets.Dataset.from_dict(
+                {k: [] for k in ("messages", "task_id", "game", "framework", "result", "reward")}
+            )
         ds.save_to_disk(str(out))  # datasets.load_from_disk(out) reads it back
         saved = True
     with open(out / "data.jsonl", "w", encoding="utf-8") as fh:

@@ -22,9 +22,7 @@ from typing import Any
 try:
     import httpx
 except ImportError as e:  # pragma: no cover - exercised only without the extra
-    raise ImportError(
-        "rollouts.llm needs httpx; install with: pip install -e '.[rollouts]'"
-    ) from e
+    raise ImportError("rollouts.llm needs httpx; install with: pip install -e '.[rollouts]'") from e
 
 DEFAULT_TIMEOUT = 120.0
 RETRY_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
@@ -166,9 +164,7 @@ class _Base:
 
     def _check(self, response: httpx.Response) -> Completion:
         if response.status_code >= 400:
-            raise ModelError(
-                f"{self.url} answered {response.status_code}: {response.text[:500]}"
-            )
+            raise ModelError(f"{self.url} answered {response.status_code}: {response.text[:500]}")
         try:
             body = response.json()
         except ValueError as e:
@@ -196,8 +192,13 @@ class ChatClient(_Base):
         for attempt in range(self.max_retries + 1):
             try:
                 response = self._http.post(self.url, json=payload, headers=self._headers())
-            except (httpx.ConnectError, httpx.ReadError, httpx.RemoteProtocolError,
-                    httpx.ConnectTimeout, httpx.WriteError) as e:
+            except (
+                httpx.ConnectError,
+                httpx.ReadError,
+                httpx.RemoteProtocolError,
+                httpx.ConnectTimeout,
+                httpx.WriteError,
+            ) as e:
                 if attempt == self.max_retries:
                     raise ModelError(f"cannot reach {self.url}: {e}") from e
             else:
@@ -236,8 +237,13 @@ class AsyncChatClient(_Base):
         for attempt in range(self.max_retries + 1):
             try:
                 response = await self._http.post(self.url, json=payload, headers=self._headers())
-            except (httpx.ConnectError, httpx.ReadError, httpx.RemoteProtocolError,
-                    httpx.ConnectTimeout, httpx.WriteError) as e:
+            except (
+                httpx.ConnectError,
+                httpx.ReadError,
+                httpx.RemoteProtocolError,
+                httpx.ConnectTimeout,
+                httpx.WriteError,
+            ) as e:
                 if attempt == self.max_retries:
                     raise ModelError(f"cannot reach {self.url}: {e}") from e
             else:

@@ -268,15 +268,13 @@ class PolicyModel:
         try:
             if use_tool:
                 move = self.player.move(messages)
-                return Answer(text="", move=str(move), call_id=call_id,
-                              prompt_tokens=prompt_tokens)
+                return Answer(text="", move=str(move), call_id=call_id, prompt_tokens=prompt_tokens)
             text = self.player.reply(messages)
         except RequestError:
             raise
         except Exception as e:  # the player's failure is the request's fault (no board)
             raise RequestError(
-                f"the scripted player cannot answer this conversation: "
-                f"{type(e).__name__}: {e}",
+                f"the scripted player cannot answer this conversation: {type(e).__name__}: {e}",
                 status=422,
                 code="unplayable_conversation",
             ) from e
@@ -324,7 +322,8 @@ def create_app(
         if declared is not None and declared.isdigit() and int(declared) > max_body_bytes:
             raise RequestError(
                 f"request body of {declared} bytes exceeds the limit of {max_body_bytes}",
-                status=413, code="body_too_large",
+                status=413,
+                code="body_too_large",
             )
         chunks: list[bytes] = []
         size = 0
@@ -333,7 +332,8 @@ def create_app(
             if size > max_body_bytes:
                 raise RequestError(
                     f"request body exceeds the limit of {max_body_bytes} bytes",
-                    status=413, code="body_too_large",
+                    status=413,
+                    code="body_too_large",
                 )
             chunks.append(chunk)
         raw = b"".join(chunks)
@@ -358,21 +358,27 @@ def create_app(
     @app.exception_handler(405)
     async def _bad_method(request: Request, _: Exception) -> JSONResponse:
         return RequestError(
-            f"{request.method} is not allowed on {request.url.path}", 405,
+            f"{request.method} is not allowed on {request.url.path}",
+            405,
             code="method_not_allowed",
         ).response()
 
     @app.get("/health")
     async def health() -> dict[str, Any]:
-        return {"status": "ok", "policy": model.policy, "seed": model.seed,
-                "model": model.model_name}
+        return {
+            "status": "ok",
+            "policy": model.policy,
+            "seed": model.seed,
+            "model": model.model_name,
+        }
 
     @app.get("/v1/models")
     async def models() -> dict[str, Any]:
         return {
             "object": "list",
-            "data": [{"id": model.model_name, "object": "model", "created": 0,
-                      "owned_by": "gamebridge"}],
+            "data": [
+                {"id": model.model_name, "object": "model", "created": 0, "owned_by": "gamebridge"}
+            ],
         }
 
     @app.post("/v1/chat/completions", response_model=None)
@@ -386,57 +392,89 @@ def create_app(
             n = 1
         if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= MAX_CHOICES:
             raise RequestError(f"n must be an integer in 1..{MAX_CHOICES}", param="n")
-        use_tool = _make_move_offered(body.get("tools"), body.get("tool_choice"),
-                                      responses_api=False)
+        use_tool = _make_move_offered(
+            body.get("tools"), body.get("tool_choice"), responses_api=False
+        )
         ans = model.answer(messages, use_tool)
         cid = "chatcmpl-" + ans.call_id.removeprefix("call_")
         created = int(time.time())
         finish = "tool_calls" if ans.move is not None else "stop"
-        tool_calls = [
-            {"id": ans.call_id, "type": "function",
-             "function": {"name": MAKE_MOVE, "arguments": ans.arguments}}
-        ] if ans.move is not None else None
+        tool_calls = (
+            [
+                {
+                    "id": ans.call_id,
+                    "type": "function",
+                    "function": {"name": MAKE_MOVE, "arguments": ans.arguments},
+                }
+            ]
+            if ans.move is not None
+            else None
+        )
         usage = {
             "prompt_tokens": ans.prompt_tokens,
             "completion_tokens": ans.completion_tokens * n,
             "total_tokens": ans.prompt_tokens + ans.completion_tokens * n,
         }
         if not stream:
-            message: dict[str, Any] = {"role": "assistant",
-                                       "content": ans.text if ans.move is None else None}
+            message: dict[str, Any] = {
+                "role": "assistant",
+                "content": ans.text if ans.move is None else None,
+            }
             if tool_calls:
                 message["tool_calls"] = tool_calls
-            return JSONResponse({
-                "id": cid, "object": "chat.completion", "created": created, "model": name,
-                "choices": [{"index": i, "message": message, "logprobs": None,
-                             "finish_reason": finish} for i in range(n)],
-                "usage": usage,
-            })
+            return JSONResponse(
+                {
+                    "id": cid,
+                    "object": "chat.completion",
+                    "created": created,
+                    "model": name,
+                    "choices": [
+                        {"index": i, "message": message, "logprobs": None, "finish_reason": finish}
+                        for i in range(n)
+                    ],
+                    "usage": usage,
+                }
+            )
         opts = body.get("stream_options") or {}
         include_usage = isinstance(opts, dict) and bool(opts.get("include_usage"))
 
         def chunk(choices: list[dict[str, Any]], **extra: Any) -> str:
-            return _sse({"id": cid, "object": "chat.completion.chunk", "created": created,
-                         "model": name, "choices": choices, **extra})
+            return _sse(
+                {
+                    "id": cid,
+                    "object": "chat.completion.chunk",
+                    "created": created,
+                    "model": name,
+                    "choices": choices,
+                    **extra,
+                }
+            )
 
         async def events() -> AsyncIterator[str]:
             for i in range(n):
-                yield chunk([{"index": i, "delta": {"role": "assistant", "content": ""},
-                              "logprobs": None, "finish_reason": None}])
+                yield chunk(
+                    [
+                        {
+                            "index": i,
+                            "delta": {"role": "assistant", "content": ""},
+                            "logprobs": None,
+                            "finish_reason": None,
+                        }
+                    ]
+                )
                 if tool_calls:
                     delta: dict[str, Any] = {"tool_calls": [{"index": 0, **tool_calls[0]}]}
                 else:
                     delta = {"content": ans.text}
-                yield chunk([{"index": i, "delta": delta, "logprobs": None,
-                              "finish_reason": None}])
-                yield chunk([{"index": i, "delta": {}, "logprobs": None,
-                              "finish_reason": finish}])
+                yield chunk([{"index": i, "delta": delta, "logprobs": None, "finish_reason": None}])
+                yield chunk([{"index": i, "delta": {}, "logprobs": None, "finish_reason": finish}])
             if include_usage:
                 yield chunk([], usage=usage)
             yield "data: [DONE]\n\n"
 
-        return StreamingResponse(events(), media_type="text/event-stream",
-                                 headers={"Cache-Control": "no-cache"})
+        return StreamingResponse(
+            events(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"}
+        )
 
     @app.post("/v1/responses", response_model=None)
     async def responses(request: Request) -> Response:
@@ -450,12 +488,18 @@ def create_app(
         digest = ans.call_id.removeprefix("call_")
         if ans.move is not None:
             item: dict[str, Any] = {
-                "type": "function_call", "id": "fc_" + digest, "call_id": ans.call_id,
-                "name": MAKE_MOVE, "arguments": ans.arguments, "status": "completed",
+                "type": "function_call",
+                "id": "fc_" + digest,
+                "call_id": ans.call_id,
+                "name": MAKE_MOVE,
+                "arguments": ans.arguments,
+                "status": "completed",
             }
         else:
             item = {
-                "type": "message", "id": "msg_" + digest, "status": "completed",
+                "type": "message",
+                "id": "msg_" + digest,
+                "status": "completed",
                 "role": "assistant",
                 "content": [{"type": "output_text", "text": ans.text, "annotations": []}],
             }
@@ -510,24 +554,53 @@ def create_app(
             yield ev("response.output_item.added", output_index=0, item=started)
             if item["type"] == "message":
                 part = {"type": "output_text", "text": "", "annotations": []}
-                yield ev("response.content_part.added", item_id=item["id"], output_index=0,
-                         content_index=0, part=part)
-                yield ev("response.output_text.delta", item_id=item["id"], output_index=0,
-                         content_index=0, delta=ans.text)
-                yield ev("response.output_text.done", item_id=item["id"], output_index=0,
-                         content_index=0, text=ans.text)
-                yield ev("response.content_part.done", item_id=item["id"], output_index=0,
-                         content_index=0, part=item["content"][0])
+                yield ev(
+                    "response.content_part.added",
+                    item_id=item["id"],
+                    output_index=0,
+                    content_index=0,
+                    part=part,
+                )
+                yield ev(
+                    "response.output_text.delta",
+                    item_id=item["id"],
+                    output_index=0,
+                    content_index=0,
+                    delta=ans.text,
+                )
+                yield ev(
+                    "response.output_text.done",
+                    item_id=item["id"],
+                    output_index=0,
+                    content_index=0,
+                    text=ans.text,
+                )
+                yield ev(
+                    "response.content_part.done",
+                    item_id=item["id"],
+                    output_index=0,
+                    content_index=0,
+                    part=item["content"][0],
+                )
             else:
-                yield ev("response.function_call_arguments.delta", item_id=item["id"],
-                         output_index=0, delta=item["arguments"])
-                yield ev("response.function_call_arguments.done", item_id=item["id"],
-                         output_index=0, arguments=item["arguments"])
+                yield ev(
+                    "response.function_call_arguments.delta",
+                    item_id=item["id"],
+                    output_index=0,
+                    delta=item["arguments"],
+                )
+                yield ev(
+                    "response.function_call_arguments.done",
+                    item_id=item["id"],
+                    output_index=0,
+                    arguments=item["arguments"],
+                )
             yield ev("response.output_item.done", output_index=0, item=item)
             yield ev("response.completed", response=resp)
 
-        return StreamingResponse(events(), media_type="text/event-stream",
-                                 headers={"Cache-Control": "no-cache"})
+        return StreamingResponse(
+            events(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"}
+        )
 
     return app
 
@@ -566,7 +639,9 @@ def serve_in_thread(
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
     server = uvicorn.Server(config)
     thread = threading.Thread(
-        target=server.run, kwargs={"sockets": [sock]}, name=f"policy-server-{actual_port}",
+        target=server.run,
+        kwargs={"sockets": [sock]},
+        name=f"policy-server-{actual_port}",
         daemon=True,
     )
     thread.start()

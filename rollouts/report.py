@@ -27,8 +27,18 @@ from rollouts.summary import (
     wilson_interval,
 )
 
-PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1",
-           "#ff9da7", "#9c755f", "#bab0ac")
+PALETTE = (
+    "#4e79a7",
+    "#f28e2b",
+    "#59a14f",
+    "#e15759",
+    "#76b7b2",
+    "#edc948",
+    "#b07aa1",
+    "#ff9da7",
+    "#9c755f",
+    "#bab0ac",
+)
 
 
 @dataclass
@@ -79,13 +89,13 @@ def reward_histograms_svg(records: Mapping[str, Sequence[RolloutRecord]], bins: 
             bars.append(
                 f'<rect x="{x:.1f}" y="{y:.1f}" width="{bar_w - 1:.1f}" height="{h:.1f}" '
                 f'fill="{PALETTE[idx % len(PALETTE)]}"><title>[{left:.2f}, '
-                f'{left + (hi - lo) / bins:.2f}): {c}</title></rect>'
+                f"{left + (hi - lo) / bins:.2f}): {c}</title></rect>"
             )
         charts.append(
             f'<svg class="chart" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
             f'role="img" aria-label="reward histogram {_e(name)}">'
             f'<text x="{width / 2}" y="14" text-anchor="middle" class="t">{_e(name)}</text>'
-            f'{"".join(bars)}'
+            f"{''.join(bars)}"
             f'<line x1="{pad}" y1="{height - pad}" x2="{width - pad}" y2="{height - pad}" '
             f'stroke="#555"/>'
             f'<text x="{pad}" y="{height - 6}" class="s">{lo:.2f}</text>'
@@ -119,9 +129,11 @@ def win_rate_by_difficulty_svg(records: Mapping[str, Sequence[RolloutRecord]]) -
     ]
     for frac in (0.0, 0.5, 1.0):
         y = pad_t + plot_h * (1 - frac)
-        parts.append(f'<line x1="{pad_l}" y1="{y:.1f}" x2="{width - 10}" y2="{y:.1f}" '
-                     f'stroke="#ddd"/><text x="{pad_l - 4}" y="{y + 4:.1f}" text-anchor="end" '
-                     f'class="s">{frac:.1f}</text>')
+        parts.append(
+            f'<line x1="{pad_l}" y1="{y:.1f}" x2="{width - 10}" y2="{y:.1f}" '
+            f'stroke="#ddd"/><text x="{pad_l - 4}" y="{y + 4:.1f}" text-anchor="end" '
+            f'class="s">{frac:.1f}</text>'
+        )
     for gi, b in enumerate(buckets):
         gx = pad_l + gi * group_w + 8
         for ni, name in enumerate(names):
@@ -139,12 +151,18 @@ def win_rate_by_difficulty_svg(records: Mapping[str, Sequence[RolloutRecord]]) -
                 f"[{low:.2f}, {high:.2f}]</title></rect>"
             )
             cx = x + (bar_w - 1) / 2
-            parts.append(f'<line x1="{cx:.1f}" y1="{pad_t + plot_h * (1 - high):.1f}" '
-                         f'x2="{cx:.1f}" y2="{pad_t + plot_h * (1 - low):.1f}" stroke="#333"/>')
-        parts.append(f'<text x="{gx + len(names) * bar_w / 2:.1f}" y="{height - pad_b + 16}" '
-                     f'text-anchor="middle" class="s">{_e(b)}</text>')
-    parts.append(f'<text x="{width / 2}" y="{height - 6}" text-anchor="middle" class="s">'
-                 f"opponent random_move_prob</text>")
+            parts.append(
+                f'<line x1="{cx:.1f}" y1="{pad_t + plot_h * (1 - high):.1f}" '
+                f'x2="{cx:.1f}" y2="{pad_t + plot_h * (1 - low):.1f}" stroke="#333"/>'
+            )
+        parts.append(
+            f'<text x="{gx + len(names) * bar_w / 2:.1f}" y="{height - pad_b + 16}" '
+            f'text-anchor="middle" class="s">{_e(b)}</text>'
+        )
+    parts.append(
+        f'<text x="{width / 2}" y="{height - 6}" text-anchor="middle" class="s">'
+        f"opponent random_move_prob</text>"
+    )
     parts.append("</svg>")
     legend = "".join(
         f'<span class="key"><span class="sw" style="background:{PALETTE[i % len(PALETTE)]}">'
@@ -161,9 +179,7 @@ def summary_table_html(summaries: Mapping[str, Summary]) -> str:
     """The side-by-side table as HTML."""
     header, rows = summary_rows(summaries)
     head = "".join(f"<th>{_e(h)}</th>" for h in header)
-    body = "".join(
-        "<tr>" + "".join(f"<td>{_e(c)}</td>" for c in row) + "</tr>" for row in rows
-    )
+    body = "".join("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in row) + "</tr>" for row in rows)
     return f'<table class="summary"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
@@ -207,11 +223,13 @@ def _replay_data(sections: Sequence[GameSection]) -> list[dict[str, Any]]:
         for name, recs in section.records.items():
             for i, r in enumerate(recs):
                 traj = r.trajectory
-                episodes.append({
-                    "label": f"{section.game} / {name} / #{i} {traj.get('task_id', '')} "
-                             f"({traj.get('result')}, rmp {r.task.get('random_move_prob')})",
-                    "frames": replay_frames(traj),
-                })
+                episodes.append(
+                    {
+                        "label": f"{section.game} / {name} / #{i} {traj.get('task_id', '')} "
+                        f"({traj.get('result')}, rmp {r.task.get('random_move_prob')})",
+                        "frames": replay_frames(traj),
+                    }
+                )
     return episodes
 
 
@@ -277,8 +295,12 @@ _JS = """
 
 def _json_for_script(data: Any) -> str:
     """JSON safe inside a ``<script>`` element."""
-    return (json.dumps(data, ensure_ascii=True)
-            .replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))
+    return (
+        json.dumps(data, ensure_ascii=True)
+        .replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("&", "\\u0026")
+    )
 
 
 def render_report(
@@ -292,8 +314,10 @@ def render_report(
     """The whole report as one HTML string."""
     now = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     meta_line = " | ".join(f"{_e(k)}: {_e(v)}" for k, v in (meta or {}).items())
-    body = [f"<h1>{_e(title)}</h1>", f'<p class="meta">generated {now}'
-            + (f" | {meta_line}" if meta_line else "") + "</p>"]
+    body = [
+        f"<h1>{_e(title)}</h1>",
+        f'<p class="meta">generated {now}' + (f" | {meta_line}" if meta_line else "") + "</p>",
+    ]
     if verdict:
         body.append(f'<p class="verdict {"ok" if verdict_ok else "bad"}">{_e(verdict)}</p>')
     for s in sections:
@@ -302,8 +326,10 @@ def render_report(
             items = "".join(f"<li>{_e(d.describe())}</li>" for d in s.divergences)
             body.append(f'<div class="bad"><b>Trajectories differ:</b><ul>{items}</ul></div>')
         elif len(s.records) > 1:
-            body.append(f'<p class="ok">Trajectories and rewards identical across '
-                        f"{len(s.records)} frameworks.</p>")
+            body.append(
+                f'<p class="ok">Trajectories and rewards identical across '
+                f"{len(s.records)} frameworks.</p>"
+            )
         body.append(summary_table_html(s.summaries))
         counts = "; ".join(
             f"{_e(n)}: " + ", ".join(f"{r} {sm.results[r].count}" for r in RESULTS)
@@ -321,7 +347,7 @@ def render_report(
     )
     data = _json_for_script(_replay_data(sections))
     return (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>"
         + "".join(body)
         + f'<script type="application/json" id="replay-data">{data}</script>'

@@ -129,8 +129,13 @@ def start_server(
     log_path = Path(log.name)
     try:
         process = subprocess.Popen(
-            args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            env=full_env, cwd=cwd, start_new_session=True,
+            args,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=full_env,
+            cwd=cwd,
+            start_new_session=True,
         )
     except OSError as e:
         log.close()

@@ -340,8 +340,9 @@ def _first_divergence(
         task_id = str(rec.trajectory.get("task_id"))
         refs = references.get(mode)
         if refs is None:
-            return Divergence(name, "?", i, task_id, None, "mode",
-                              f"one of {sorted(references)}", mode)
+            return Divergence(
+                name, "?", i, task_id, None, "mode", f"one of {sorted(references)}", mode
+            )
         if refs is records:
             return None  # the reference itself
         label = f"{refs[0].framework}[{mode}]" if refs else f"?[{mode}]"
@@ -349,8 +350,9 @@ def _first_divergence(
             return Divergence(name, label, i, task_id, None, "task count", len(refs), len(records))
         ref = refs[i]
         if ref.task != rec.task:
-            return Divergence(name, label, i, str(ref.trajectory.get("task_id")), None, "task",
-                              ref.task, rec.task)
+            return Divergence(
+                name, label, i, str(ref.trajectory.get("task_id")), None, "task", ref.task, rec.task
+            )
         diff = first_difference(ref.trajectory, rec.trajectory)
         if diff is None and ref.reward != rec.reward:
             diff = (None, "reward", ref.reward, rec.reward)
@@ -359,7 +361,14 @@ def _first_divergence(
             return Divergence(name, label, i, str(ref.trajectory.get("task_id")), step, key, a, b)
     refs = references.get(min(modes))
     if refs is not None and refs is not records and len(records) < len(refs):
-        return Divergence(name, refs[0].framework, len(records),
-                          str(refs[len(records)].trajectory.get("task_id")), None, "task count",
-                          len(refs), len(records))
+        return Divergence(
+            name,
+            refs[0].framework,
+            len(records),
+            str(refs[len(records)].trajectory.get("task_id")),
+            None,
+            "task count",
+            len(refs),
+            len(records),
+        )
     return None

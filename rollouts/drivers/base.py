@@ -226,8 +226,9 @@ class Driver(ABC):  # noqa: B024 (abstract by contract: override run or run_task
     ) -> list[RolloutRecord]:
         """One record per task, in task order."""
         task_list = as_tasks(tasks)
-        with self.session(base_url=base_url, model=model, api_key=api_key,
-                          concurrency=concurrency) as ctx:
+        with self.session(
+            base_url=base_url, model=model, api_key=api_key, concurrency=concurrency
+        ) as ctx:
             return run_parallel(
                 task_list,
                 lambda t: self.run_task(t, ctx),

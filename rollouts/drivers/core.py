@@ -62,6 +62,4 @@ class CoreDriver(Driver):
         trajectory = episode.to_dict()
         # The trajectory must be JSON: fail here, not later in a JSONL writer.
         json.dumps(trajectory)
-        return make_record(
-            self.name, task, trajectory, episode.reward(), clock, steps, tokens
-        )
+        return make_record(self.name, task, trajectory, episode.reward(), clock, steps, tokens)

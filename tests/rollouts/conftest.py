@@ -13,8 +13,9 @@ from core.tasks import Task, make_tasks
 from rollouts.drivers.base import RolloutRecord, StepClock, make_record
 
 
-def play_offline(task: Task, policy: str = "noisy:0.3/minimax:1", seed: int = 0,
-                 framework: str = "offline") -> RolloutRecord:
+def play_offline(
+    task: Task, policy: str = "noisy:0.3/minimax:1", seed: int = 0, framework: str = "offline"
+) -> RolloutRecord:
     """One episode played by ScriptedPlayer directly through core.Episode."""
     player = ScriptedPlayer(policy, seed)
     clock = StepClock()
@@ -31,8 +32,15 @@ def play_offline(task: Task, policy: str = "noisy:0.3/minimax:1", seed: int = 0,
         result = episode.step(reply)
         if not result.done:
             messages.append({"role": "user", "content": result.observation})
-    return make_record(framework, task, episode.to_dict(), episode.reward(), clock, steps,
-                       sum(len(m["content"].split()) for m in messages if m["role"] == "assistant"))
+    return make_record(
+        framework,
+        task,
+        episode.to_dict(),
+        episode.reward(),
+        clock,
+        steps,
+        sum(len(m["content"].split()) for m in messages if m["role"] == "assistant"),
+    )
 
 
 @pytest.fixture(scope="session")

@@ -19,19 +19,36 @@ from rollouts.policy_server import serve_in_thread
 pytestmark = pytest.mark.server
 
 
-def test_eval_writes_records_and_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_eval_writes_records_and_summary(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "eval.jsonl"
-    code = cli.main(["eval", "--framework", "core", "--game", "tictactoe", "-n", "6",
-                     "--policy", "noisy:0.3/minimax:1", "--out", str(out), "--json"])
+    code = cli.main(
+        [
+            "eval",
+            "--framework",
+            "core",
+            "--game",
+            "tictactoe",
+            "-n",
+            "6",
+            "--policy",
+            "noisy:0.3/minimax:1",
+            "--out",
+            str(out),
+            "--json",
+        ]
+    )
     assert code == 0
     records = read_records(out)
     assert len(records) == 6 and {r.framework for r in records} == {"core"}
     text = capsys.readouterr().out
     assert "win rate [95% CI]" in text and "env+fw ms/step" in text and str(out) in text
-    summary = json.loads(text[text.index("{"):text.rindex("}") + 1])
+    summary = json.loads(text[text.index("{") : text.rindex("}") + 1])
     assert summary["episodes"] == 6
     assert summary["results"]["win"]["count"] == sum(
-        r.trajectory["result"] == "win" for r in records)
+        r.trajectory["result"] == "win" for r in records
+    )
 
 
 def test_core_driver_equals_offline_play(play) -> None:  # type: ignore[no-untyped-def]
@@ -49,10 +66,22 @@ def test_core_driver_equals_offline_play(play) -> None:  # type: ignore[no-untyp
     assert all(e["kind"] == "tool" for r in tool_records for e in r.trajectory["events"])
 
 
-def test_compare_identical_writes_report(tmp_path: Path,
-                                         capsys: pytest.CaptureFixture[str]) -> None:
-    code = cli.main(["compare", "--game", "tictactoe", "-n", "4", "--frameworks", "core",
-                     "--out", str(tmp_path)])
+def test_compare_identical_writes_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = cli.main(
+        [
+            "compare",
+            "--game",
+            "tictactoe",
+            "-n",
+            "4",
+            "--frameworks",
+            "core",
+            "--out",
+            str(tmp_path),
+        ]
+    )
     text = capsys.readouterr().out
     assert code == 0, text
     assert "IDENTICAL across 1 frameworks (core)" in text
@@ -81,18 +110,32 @@ class BrokenDriver(CoreDriver):
         raise RuntimeError("framework exploded")
 
 
-def test_compare_names_first_divergence(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_compare_names_first_divergence(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setitem(DRIVERS, "tamper", f"{__name__}:TamperingDriver")
     monkeypatch.setitem(DRIVERS, "broken", f"{__name__}:BrokenDriver")
-    code = cli.main(["compare", "--game", "tictactoe", "-n", "4",
-                     "--frameworks", "core,tamper,broken", "--out", str(tmp_path)])
+    code = cli.main(
+        [
+            "compare",
+            "--game",
+            "tictactoe",
+            "-n",
+            "4",
+            "--frameworks",
+            "core,tamper,broken",
+            "--out",
+            str(tmp_path),
+        ]
+    )
     text = capsys.readouterr().out
     assert code == 1
     tasks = make_tasks(4, seed=0, game="tictactoe", num_groups=4)
     step = min(2, len(read_records(tmp_path / "tictactoe-core.jsonl")[2].trajectory["events"]))
-    assert (f"DIVERGENT: tictactoe: tamper diverges from core[text] on task #2 "
-            f"({tasks[2].task_id}) at step {step}, field 'board'") in text
+    assert (
+        f"DIVERGENT: tictactoe: tamper diverges from core[text] on task #2 "
+        f"({tasks[2].task_id}) at step {step}, field 'board'"
+    ) in text
     assert "FAILED: tictactoe: broken: RuntimeError: framework exploded" in text
     html = (tmp_path / "report.html").read_text()
     assert "Trajectories differ" in html and "tamper" in html
@@ -100,11 +143,25 @@ def test_compare_names_first_divergence(tmp_path: Path, capsys: pytest.CaptureFi
 
 def test_export_keeps_wins_and_draws(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     runs = tmp_path / "eval.jsonl"
-    assert cli.main(["eval", "--game", "tictactoe", "-n", "8", "--policy",
-                     "noisy:0.2/minimax:2", "--out", str(runs)]) == 0
+    assert (
+        cli.main(
+            [
+                "eval",
+                "--game",
+                "tictactoe",
+                "-n",
+                "8",
+                "--policy",
+                "noisy:0.2/minimax:2",
+                "--out",
+                str(runs),
+            ]
+        )
+        == 0
+    )
     records = read_records(runs)
     keep = [r for r in records if r.trajectory["result"] in ("win", "draw")]
-    assert keep, 'expected at least one win or draw'
+    assert keep, "expected at least one win or draw"
     out = tmp_path / "sft"
     assert cli.main(["export", "--keep", "wins,draws", "--in", str(runs), "--out", str(out)]) == 0
     rows = [json.loads(line) for line in (out / "data.jsonl").read_text().splitlines()]
@@ -137,8 +194,9 @@ def test_export_conversation_is_what_the_model_saw(play) -> None:  # type: ignor
             assert m["content"] == player.reply(msgs[:i])
 
 
-def test_plugin_subcommand_is_one_line(monkeypatch: pytest.MonkeyPatch,
-                                       capsys: pytest.CaptureFixture[str]) -> None:
+def test_plugin_subcommand_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setitem(cli.PLUGINS, "hello", f"{__name__}:add_hello")
     monkeypatch.setitem(cli.PLUGINS, "nothere", "no_such_module_xyz:add")
     assert cli.main(["hello", "--name", "gb"]) == 0

@@ -40,7 +40,7 @@ def conversation(seed: int = 11, tools: bool = False) -> tuple[Episode, list[dic
 
 
 def sse_data(text: str) -> list[str]:
-    return [line[len("data: "):] for line in text.splitlines() if line.startswith("data: ")]
+    return [line[len("data: ") :] for line in text.splitlines() if line.startswith("data: ")]
 
 
 # --- chat completions -----------------------------------------------------------------
@@ -85,8 +85,10 @@ def test_chat_content_parts_are_accepted(url: str, http: httpx.Client) -> None:
 
 def test_chat_stream_sse(url: str, http: httpx.Client) -> None:
     _, messages = conversation()
-    r = http.post(f"{url}/chat/completions", json={
-        "messages": messages, "stream": True, "stream_options": {"include_usage": True}})
+    r = http.post(
+        f"{url}/chat/completions",
+        json={"messages": messages, "stream": True, "stream_options": {"include_usage": True}},
+    )
     assert r.status_code == 200
     assert r.headers["content-type"].startswith("text/event-stream")
     data = sse_data(r.text)
@@ -125,11 +127,14 @@ def test_chat_tool_call_json_and_stream(url: str, http: httpx.Client) -> None:
 
 def test_tool_choice_none_and_other_tools_give_text(url: str, http: httpx.Client) -> None:
     ep, messages = conversation()
-    none = http.post(f"{url}/chat/completions", json={
-        "messages": messages, "tools": [ep.tool_schema], "tool_choice": "none"}).json()
+    none = http.post(
+        f"{url}/chat/completions",
+        json={"messages": messages, "tools": [ep.tool_schema], "tool_choice": "none"},
+    ).json()
     other = {"type": "function", "function": {"name": "look_around", "parameters": {}}}
-    unrelated = http.post(f"{url}/chat/completions", json={
-        "messages": messages, "tools": [other]}).json()
+    unrelated = http.post(
+        f"{url}/chat/completions", json={"messages": messages, "tools": [other]}
+    ).json()
     for body in (none, unrelated):
         assert "<move>" in body["choices"][0]["message"]["content"]
 
@@ -138,8 +143,9 @@ def test_tool_result_messages_continue_the_game(url: str, http: httpx.Client) ->
     ep, messages = conversation(tools=True)
     tools = [ep.tool_schema]
     while not ep.done:
-        msg = http.post(f"{url}/chat/completions",
-                        json={"messages": messages, "tools": tools}).json()["choices"][0]["message"]
+        msg = http.post(
+            f"{url}/chat/completions", json={"messages": messages, "tools": tools}
+        ).json()["choices"][0]["message"]
         messages.append(msg)
         call = msg["tool_calls"][0]
         res = ep.step_move(json.loads(call["function"]["arguments"])["move"])
@@ -152,10 +158,19 @@ def test_tool_result_messages_continue_the_game(url: str, http: httpx.Client) ->
 
 def test_responses_text(url: str, http: httpx.Client) -> None:
     _, messages = conversation()
-    r = http.post(f"{url}/responses", json={
-        "model": "scripted", "instructions": messages[0]["content"],
-        "input": [{"role": "user", "content": [{"type": "input_text",
-                                                "text": messages[1]["content"]}]}]})
+    r = http.post(
+        f"{url}/responses",
+        json={
+            "model": "scripted",
+            "instructions": messages[0]["content"],
+            "input": [
+                {
+                    "role": "user",
+                    "content": [{"type": "input_text", "text": messages[1]["content"]}],
+                }
+            ],
+        },
+    )
     assert r.status_code == 200, r.text
     body = r.json()
     assert body["object"] == "response" and body["status"] == "completed"
@@ -169,14 +184,23 @@ def test_responses_text(url: str, http: httpx.Client) -> None:
 def test_responses_function_calls_round_trip(url: str, http: httpx.Client) -> None:
     ep, messages = conversation(tools=True)
     schema = ep.tool_schema["function"]
-    tools = [{"type": "function", "name": schema["name"], "description": schema["description"],
-              "parameters": schema["parameters"]}]
-    items: list[dict[str, Any]] = [{"type": "message", "role": "user",
-                                    "content": messages[1]["content"]}]
+    tools = [
+        {
+            "type": "function",
+            "name": schema["name"],
+            "description": schema["description"],
+            "parameters": schema["parameters"],
+        }
+    ]
+    items: list[dict[str, Any]] = [
+        {"type": "message", "role": "user", "content": messages[1]["content"]}
+    ]
     player = ScriptedPlayer(POLICY, SEED)
     while not ep.done:
-        body = http.post(f"{url}/responses", json={
-            "instructions": messages[0]["content"], "input": items, "tools": tools}).json()
+        body = http.post(
+            f"{url}/responses",
+            json={"instructions": messages[0]["content"], "input": items, "tools": tools},
+        ).json()
         (call,) = body["output"]
         assert call["type"] == "function_call" and call["name"] == "make_move"
         move = json.loads(call["arguments"])["move"]
@@ -184,16 +208,23 @@ def test_responses_function_calls_round_trip(url: str, http: httpx.Client) -> No
         messages.append({"role": "assistant", "content": ""})
         res = ep.step_move(move)
         messages.append({"role": "tool", "content": res.observation})
-        items += [call, {"type": "function_call_output", "call_id": call["call_id"],
-                         "output": res.observation}]
+        items += [
+            call,
+            {"type": "function_call_output", "call_id": call["call_id"], "output": res.observation},
+        ]
     assert ep.result is not None
 
 
 def test_responses_stream_events(url: str, http: httpx.Client) -> None:
     _, messages = conversation()
-    r = http.post(f"{url}/responses", json={"input": messages[1]["content"],
-                                            "instructions": messages[0]["content"],
-                                            "stream": True})
+    r = http.post(
+        f"{url}/responses",
+        json={
+            "input": messages[1]["content"],
+            "instructions": messages[0]["content"],
+            "stream": True,
+        },
+    )
     events = [json.loads(d) for d in sse_data(r.text)]
     kinds = [e["type"] for e in events]
     assert kinds[0] == "response.created" and kinds[-1] == "response.completed"
@@ -208,14 +239,19 @@ def test_openai_sdk_parses_every_shape(url: str) -> None:
     ep, messages = conversation(tools=True)
     reply = client.chat.completions.create(model="scripted", messages=messages)
     assert "<move>" in (reply.choices[0].message.content or "")
-    streamed = "".join(c.choices[0].delta.content or "" for c in client.chat.completions.create(
-        model="scripted", messages=messages, stream=True) if c.choices)
+    streamed = "".join(
+        c.choices[0].delta.content or ""
+        for c in client.chat.completions.create(model="scripted", messages=messages, stream=True)
+        if c.choices
+    )
     assert streamed == reply.choices[0].message.content
-    tool = client.chat.completions.create(model="scripted", messages=messages,
-                                          tools=[ep.tool_schema])
+    tool = client.chat.completions.create(
+        model="scripted", messages=messages, tools=[ep.tool_schema]
+    )
     assert tool.choices[0].message.tool_calls[0].function.name == "make_move"
-    resp = client.responses.create(model="scripted", instructions=messages[0]["content"],
-                                   input=messages[1]["content"])
+    resp = client.responses.create(
+        model="scripted", instructions=messages[0]["content"], input=messages[1]["content"]
+    )
     assert "<move>" in resp.output_text
     assert [m.id for m in client.models.list().data] == ["scripted"]
 
@@ -250,25 +286,41 @@ BAD_CHAT: list[tuple[Any, int]] = [
     ({"messages": GOOD, "tools": "make_move"}, 400),
     ({"messages": GOOD, "tools": [7]}, 400),
     ({"messages": [{"role": "user", "content": "let's chat"}]}, 422),
-    ({"messages": [{"role": "system", "content": "You are playing Tic-Tac-Toe as X, "},
-                   {"role": "user", "content": "no board here"}]}, 422),
+    (
+        {
+            "messages": [
+                {"role": "system", "content": "You are playing Tic-Tac-Toe as X, "},
+                {"role": "user", "content": "no board here"},
+            ]
+        },
+        422,
+    ),
 ]
 
 
-@pytest.mark.parametrize(("payload", "status"), BAD_CHAT, ids=[str(i) for i in range(len(BAD_CHAT))])
-def test_bad_chat_requests_are_4xx_json(url: str, http: httpx.Client, payload: Any,
-                                        status: int) -> None:
+@pytest.mark.parametrize(
+    ("payload", "status"), BAD_CHAT, ids=[str(i) for i in range(len(BAD_CHAT))]
+)
+def test_bad_chat_requests_are_4xx_json(
+    url: str, http: httpx.Client, payload: Any, status: int
+) -> None:
     content = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-    r = http.post(f"{url}/chat/completions", content=content,
-                  headers={"content-type": "application/json"})
+    r = http.post(
+        f"{url}/chat/completions", content=content, headers={"content-type": "application/json"}
+    )
     assert r.status_code == status, r.text
     err = r.json()["error"]
     assert err["message"] and err["type"] == "invalid_request_error"
 
 
 BAD_RESPONSES: list[Any] = [
-    {}, {"input": 5}, {"input": []}, {"input": [3]}, {"input": "hi", "instructions": 4},
-    {"input": [{"type": "mystery"}]}, {"input": [{"role": "tool", "content": "x"}]},
+    {},
+    {"input": 5},
+    {"input": []},
+    {"input": [3]},
+    {"input": "hi", "instructions": 4},
+    {"input": [{"type": "mystery"}]},
+    {"input": [{"role": "tool", "content": "x"}]},
     {"input": [{"type": "function_call_output", "call_id": "c", "output": {"a": 1}}]},
     {"input": "hi", "tools": [{"type": "function", "name": "make_move"}], "stream": 1},
 ]

@@ -17,14 +17,25 @@ from rollouts.report import GameSection, render_report, replay_frames, write_rep
 from rollouts.summary import check_identity
 
 CHROMIUM = "/usr/bin/chromium"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--enable-logging=stderr", "--v=0"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--enable-logging=stderr",
+    "--v=0",
+]
 
 
 def _two_frameworks(records: list[RolloutRecord]) -> GameSection:
-    other = [dataclasses.replace(r, framework="other", trajectory=copy.deepcopy(r.trajectory))
-             for r in records]
+    other = [
+        dataclasses.replace(r, framework="other", trajectory=copy.deepcopy(r.trajectory))
+        for r in records
+    ]
     runs = {"offline": records, "other": other}
     return GameSection("tictactoe", runs, divergences=check_identity(runs))
 
@@ -36,8 +47,9 @@ def test_report_is_self_contained(offline_records: list[RolloutRecord]) -> None:
     assert page.count("<svg") >= 3  # two histograms + the difficulty chart
     assert "identical across 2 frameworks" in page.lower()
     # replay data cannot close its <script> element early
-    evil = dataclasses.replace(offline_records[0], trajectory=copy.deepcopy(
-        offline_records[0].trajectory))
+    evil = dataclasses.replace(
+        offline_records[0], trajectory=copy.deepcopy(offline_records[0].trajectory)
+    )
     evil.trajectory["events"][0]["reply"] = "</script><script>alert(1)</script>"
     page = render_report([GameSection("tictactoe", {"x": [evil]})])
     assert "</script><script>alert(1)" not in page
@@ -52,9 +64,16 @@ def test_replay_frames_follow_the_trajectory(offline_records: list[RolloutRecord
     assert traj["result"] in frames[-1]["caption"]
 
 
-def _chromium(args: list[str], user_dir: Path, timeout: float = 90) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={user_dir}", *args],
-                          capture_output=True, text=True, timeout=timeout, check=False)
+def _chromium(
+    args: list[str], user_dir: Path, timeout: float = 90
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [CHROMIUM, *FLAGS, f"--user-data-dir={user_dir}", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
 
 
 def _console_lines(stderr: str) -> list[str]:
@@ -62,16 +81,20 @@ def _console_lines(stderr: str) -> list[str]:
 
 
 @pytest.mark.chromium
-@pytest.mark.skipif(not Path(CHROMIUM).exists(),
-                    reason="needs /usr/bin/chromium (make setup installs it)")
-def test_report_renders_and_replays_in_chromium(offline_records: list[RolloutRecord],
-                                               tmp_path: Path) -> None:
+@pytest.mark.skipif(
+    not Path(CHROMIUM).exists(), reason="needs /usr/bin/chromium (make setup installs it)"
+)
+def test_report_renders_and_replays_in_chromium(
+    offline_records: list[RolloutRecord], tmp_path: Path
+) -> None:
     section = _two_frameworks(offline_records)
-    report = write_report(tmp_path / "report.html", [section], verdict="IDENTICAL across 2",
-                          meta={"test": "chromium"})
+    report = write_report(
+        tmp_path / "report.html", [section], verdict="IDENTICAL across 2", meta={"test": "chromium"}
+    )
     shot = tmp_path / "shot.png"
-    run = _chromium(["--window-size=1200,2000", f"--screenshot={shot}", report.as_uri()],
-                    tmp_path / "ud1")
+    run = _chromium(
+        ["--window-size=1200,2000", f"--screenshot={shot}", report.as_uri()], tmp_path / "ud1"
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
     assert _console_lines(run.stderr) == []
@@ -88,7 +111,10 @@ def test_report_renders_and_replays_in_chromium(offline_records: list[RolloutRec
     expected = replay_frames(traj)[min(2, len(traj["events"]))]["board"]
     assert html.unescape(board.group(1)) == expected
     pos = re.search(r'<span id="pos">(.*?)</span>', dom.stdout)
-    assert pos is not None and pos.group(1) == f"{min(2, len(traj['events'])) + 1} / {len(traj['events']) + 1}"
+    assert (
+        pos is not None
+        and pos.group(1) == f"{min(2, len(traj['events'])) + 1} / {len(traj['events']) + 1}"
+    )
 
 
 @pytest.mark.chromium

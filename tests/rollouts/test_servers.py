@@ -75,8 +75,14 @@ def test_start_server_env_and_interpreter(tmp_path) -> None:
         "http.server.test(HandlerClass=http.server.SimpleHTTPRequestHandler,"
         " port=int(sys.argv[1]), bind='127.0.0.1')\n"
     )
-    with start_server(["{python}", "-c", script, "{port}"], "/", env={"GB_PORT": "{port}"},
-                      python=sys.executable, cwd=tmp_path, timeout=60) as srv:
+    with start_server(
+        ["{python}", "-c", script, "{port}"],
+        "/",
+        env={"GB_PORT": "{port}"},
+        python=sys.executable,
+        cwd=tmp_path,
+        timeout=60,
+    ) as srv:
         assert srv.process.args[0] == sys.executable
 
 
@@ -101,11 +107,25 @@ def test_chat_client_4xx_is_not_retried_and_api_key_sent(monkeypatch) -> None:
 
 
 def test_parse_completion_shapes() -> None:
-    body = {"choices": [{"message": {"content": None, "tool_calls": [
-        {"id": "c1", "type": "function",
-         "function": {"name": "make_move", "arguments": "{\"move\": \"a1\"}"}},
-        {"function": {"name": "make_move", "arguments": "not json"}}]},
-        "finish_reason": "tool_calls"}], "usage": {"completion_tokens": 7}}
+    body = {
+        "choices": [
+            {
+                "message": {
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": "c1",
+                            "type": "function",
+                            "function": {"name": "make_move", "arguments": '{"move": "a1"}'},
+                        },
+                        {"function": {"name": "make_move", "arguments": "not json"}},
+                    ],
+                },
+                "finish_reason": "tool_calls",
+            }
+        ],
+        "usage": {"completion_tokens": 7},
+    }
     c = parse_completion(body)
     assert c.text == "" and c.completion_tokens == 7
     assert c.tool_calls[0].arguments == {"move": "a1"} and c.tool_calls[1].arguments == {}

@@ -62,17 +62,23 @@ def test_summarize_counts_from_trajectories(offline_records: list[RolloutRecord]
     assert sum(r.count for r in s.results.values()) == 12
     events = [e for r in offline_records for e in r.trajectory["events"]]
     assert s.replies == len(events) == sum(r.steps for r in offline_records)
-    assert s.invalid_rate == pytest.approx(sum(e["error"] is not None for e in events) / len(events))
-    assert s.format_error_rate == pytest.approx(sum(e["error"] == "format" for e in events) / len(events))
+    assert s.invalid_rate == pytest.approx(
+        sum(e["error"] is not None for e in events) / len(events)
+    )
+    assert s.format_error_rate == pytest.approx(
+        sum(e["error"] == "format" for e in events) / len(events)
+    )
     assert s.invalid_rate > 0  # the noisy player did send bad replies
     totals = [r.reward["total"] for r in offline_records]
     assert s.reward_mean == pytest.approx(sum(totals) / 12)
     assert set(s.components) == {"win", "margin", "format", "invalid"}
     assert s.components["win"] == pytest.approx(
-        sum(r.reward["components"]["win"] for r in offline_records) / 12)
+        sum(r.reward["components"]["win"] for r in offline_records) / 12
+    )
     assert s.episodes_per_second == pytest.approx(6.0)
     assert s.env_ms_per_step == pytest.approx(
-        1000 * sum(r.env_seconds for r in offline_records) / s.replies)
+        1000 * sum(r.env_seconds for r in offline_records) / s.replies
+    )
     assert sum(s.terminations.values()) == 12
 
 
@@ -81,8 +87,7 @@ def test_difficulty_breakdown_partitions_the_records(offline_records: list[Rollo
     assert len(s.by_difficulty) == 4  # make_tasks(num_groups=4) covers every bucket
     assert sum(b.episodes for b in s.by_difficulty.values()) == s.episodes
     for label, sub in s.by_difficulty.items():
-        members = [r for r in offline_records
-                   if bucket_label(r.task["random_move_prob"]) == label]
+        members = [r for r in offline_records if bucket_label(r.task["random_move_prob"]) == label]
         assert sub.episodes == len(members)
         assert sub.results["win"].count == sum(r.trajectory["result"] == "win" for r in members)
         assert not sub.by_difficulty
@@ -103,13 +108,23 @@ def test_summarize_empty_and_dicts(offline_records: list[RolloutRecord]) -> None
 
 
 def _renamed(records: list[RolloutRecord], name: str) -> list[RolloutRecord]:
-    return [dataclasses.replace(r, framework=name, trajectory=copy.deepcopy(r.trajectory),
-                                reward=copy.deepcopy(r.reward)) for r in records]
+    return [
+        dataclasses.replace(
+            r,
+            framework=name,
+            trajectory=copy.deepcopy(r.trajectory),
+            reward=copy.deepcopy(r.reward),
+        )
+        for r in records
+    ]
 
 
 def test_identical_runs_pass(offline_records: list[RolloutRecord]) -> None:
-    runs = {"core": offline_records, "a": _renamed(offline_records, "a"),
-            "b": _renamed(offline_records, "b")}
+    runs = {
+        "core": offline_records,
+        "a": _renamed(offline_records, "a"),
+        "b": _renamed(offline_records, "b"),
+    }
     assert check_identity(runs) == []
 
 
@@ -117,8 +132,9 @@ def test_first_divergent_task_and_step_are_named(offline_records: list[RolloutRe
     bad = _renamed(offline_records, "bad")
     bad[7].trajectory["events"][1]["board"] = "tampered"
     bad[9].trajectory["result"] = "win" if bad[9].trajectory["result"] != "win" else "loss"
-    (div,) = check_identity({"core": offline_records, "ok": _renamed(offline_records, "ok"),
-                             "bad": bad})
+    (div,) = check_identity(
+        {"core": offline_records, "ok": _renamed(offline_records, "ok"), "bad": bad}
+    )
     assert (div.framework, div.task_index, div.step, div.field) == ("bad", 7, 2, "board")
     assert div.task_id == offline_records[7].trajectory["task_id"]
     assert "task #7" in div.describe() and "step 2" in div.describe()
@@ -149,7 +165,8 @@ def test_extra_and_missing_events(offline_records: list[RolloutRecord]) -> None:
 
 
 def test_tool_mode_is_checked_against_its_own_reference(
-        offline_records: list[RolloutRecord]) -> None:
+    offline_records: list[RolloutRecord],
+) -> None:
     tools = _renamed(offline_records, "tools-fw")
     for r in tools:
         for e in r.trajectory["events"]:
