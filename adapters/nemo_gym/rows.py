@@ -19,6 +19,9 @@ from core.episode import Episode
 from core.tasks import Task
 
 STYLES = ("gymnasium", "tools")
+DONE_HEADER = "x-gamebridge-done"
+"""``/make_move`` answers the observation as plain text (what the model reads);
+this response header says whether the game is over ("1") or not ("0")."""
 
 
 def responses_tool(chat_tool: Mapping[str, Any]) -> dict[str, Any]:

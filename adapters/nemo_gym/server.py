@@ -12,6 +12,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from adapters.nemo_gym.rows import DONE_HEADER
 from core.episode import Episode, EpisodeFinishedError
 from core.tasks import Task, TaskError
 
@@ -36,9 +37,6 @@ except ImportError as e:  # pragma: no cover - exercised only without the extra
     raise ImportError("adapters.nemo_gym.server needs NeMo Gym (Python >= 3.12); install with: "
                       "pip install -e '.[nemo]' (make setup-nemo builds .venv-nemo)") from e
 
-DONE_HEADER = "x-gamebridge-done"
-"""``/make_move`` answers the observation as plain text (what the model reads);
-this header says whether the game is over."""
 
 
 class GameServerConfig(BaseResourcesServerConfig):

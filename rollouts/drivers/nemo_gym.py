@@ -1,0 +1,200 @@
+"""NeMo Gym drivers: the gamebridge resources server (and NeMo Gym's agent) run
+as real processes from ``.venv-nemo`` (Python 3.12), started on free 127.0.0.1
+ports for the run and stopped afterwards.
+
+* ``nemo_gym`` — the gymnasium-style server driven by NeMo Gym's own
+  ``GymnasiumAgent`` (``adapters.nemo_gym.agent``): one ``POST /run`` per task;
+  the agent calls the model through the Responses API (``{base_url}/responses``)
+  and ``/reset`` / ``/step`` itself. Model time is inside the agent, so
+  ``env_seconds`` equals ``wall_seconds`` here.
+* ``nemo_gym_tools`` — the tool-style server, driven the way NeMo Gym's
+  ``simple_agent`` does: ``/seed_session``, model calls offering ``make_move``,
+  each call posted to ``/make_move``, then ``/verify``. The loop is written
+  here (the simple agent asks the model once more after the game ends and
+  stops only when it answers in text) and ends when the server says the game
+  is over, or when the model answers without a tool call.
+
+The trajectory and reward come back from the server: the agent's final
+``info`` (gymnasium) or the ``/verify`` response (tools).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rollouts.drivers.base import (
+    Driver,
+    DriverError,
+    RolloutRecord,
+    RunContext,
+    StepClock,
+    as_tasks,
+    make_record,
+)
+
+if TYPE_CHECKING:
+    from core.tasks import Task
+
+ROOT = Path(__file__).resolve().parents[2]
+TIMEOUT = 300.0
+
+
+def nemo_python() -> Path:
+    """The ``.venv-nemo`` interpreter (``GAMEBRIDGE_NEMO_PYTHON`` overrides it)."""
+    return Path(os.environ.get("GAMEBRIDGE_NEMO_PYTHON", ROOT / ".venv-nemo" / "bin" / "python"))
+
+
+def _start_together(managers: list[AbstractContextManager[Any]]) -> list[Any]:
+    """Enter server context managers at once (each waits ~7 s for NeMo Gym's imports)."""
+    results: list[Any] = [None] * len(managers)
+    errors: list[BaseException] = []
+
+    def enter(i: int) -> None:
+        try:
+            results[i] = managers[i].__enter__()
+        except BaseException as e:  # re-raised below, once every thread is done
+            errors.append(e)
+
+    threads = [threading.Thread(target=enter, args=(i,)) for i in range(len(managers))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        for i, manager in enumerate(managers):
+            if results[i] is not None:
+                manager.__exit__(None, None, None)
+        raise errors[0]
+    return results
+
+
+class NemoGymDriver(Driver):
+    """Gymnasium-style server + NeMo Gym's ``GymnasiumAgent``."""
+
+    name = "nemo_gym"
+    style = "gymnasium"
+
+    def __init__(self) -> None:
+        self._max_steps = 1
+
+    def available(self) -> tuple[bool, str]:
+        if not nemo_python().exists():
+            return False, f"{nemo_python()} is missing: run `make setup-nemo` (Python 3.12)"
+        return True, ""
+
+    def run(self, tasks: Iterable[Task | dict[str, Any]], **kwargs: Any) -> list[RolloutRecord]:
+        task_list = as_tasks(tasks)
+        self._max_steps = max((t.turn_limit() for t in task_list), default=1)
+        return super().run(task_list, **kwargs)
+
+    def _servers(self, model_url: str) -> list[AbstractContextManager[Any]]:
+        from rollouts.servers import free_port, start_server
+
+        python = str(nemo_python())
+        env = {"PYTHONUNBUFFERED": "1"}
+        res_port = free_port()
+        servers = [start_server(["python", "-m", "adapters.nemo_gym", "--style", self.style,
+                                 "--port", "{port}"], "/", env, python, port=res_port, cwd=ROOT)]
+        if self.style == "gymnasium":
+            servers.append(start_server(
+                ["python", "-m", "adapters.nemo_gym.agent", "--port", "{port}",
+                 "--resources-url", f"http://127.0.0.1:{res_port}", "--model-url", model_url,
+                 "--max-steps", str(self._max_steps)], "/", env, python, cwd=ROOT))
+        return servers
+
+    @contextmanager
+    def session(self, *, base_url: str, model: str, api_key: str | None,
+                concurrency: int = 1) -> Iterator[RunContext]:
+        import httpx
+
+        managers = self._servers(base_url)
+        running = _start_together(managers)
+        try:
+            with super().session(base_url=base_url, model=model, api_key=api_key,
+                                 concurrency=concurrency) as ctx:
+                ctx.extra["urls"] = [server.base_url for server in running]
+                ctx.extra["headers"] = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+                ctx.extra["httpx"] = httpx
+                yield ctx
+        finally:
+            for manager in reversed(managers):
+                manager.__exit__(None, None, None)
+
+    def run_task(self, task: Task, ctx: RunContext) -> RolloutRecord:
+        from adapters.nemo_gym.rows import make_row
+
+        clock = StepClock()
+        httpx = ctx.extra["httpx"]
+        response = httpx.post(ctx.extra["urls"][1] + "/run", json=make_row(task, "gymnasium"),
+                              timeout=TIMEOUT)
+        if response.status_code != 200:
+            raise DriverError(f"nemo_gym /run answered {response.status_code}: {response.text[:500]}")
+        body = response.json()
+        trajectory = body["info"].get("trajectory")
+        if trajectory is None:
+            raise DriverError(f"nemo_gym: {task.task_id} did not finish within the agent's "
+                              f"{self._max_steps} steps (truncated={body.get('truncated')})")
+        usage = body["response"].get("usage") or {}
+        return make_record(self.name, task, trajectory, trajectory["reward"], clock,
+                           len(trajectory["events"]), int(usage.get("output_tokens") or 0))
+
+
+class NemoGymToolsDriver(NemoGymDriver):
+    """Tool-style server (``/seed_session``, ``/make_move``, ``/verify``)."""
+
+    name = "nemo_gym_tools"
+    style = "tools"
+
+    def run_task(self, task: Task, ctx: RunContext) -> RolloutRecord:
+        from adapters.nemo_gym.rows import DONE_HEADER, make_row
+
+        clock = StepClock()
+        httpx = ctx.extra["httpx"]
+        row = make_row(task, "tools")
+        params = {**row["responses_create_params"], "model": ctx.model}
+        outputs: list[dict[str, Any]] = []
+        steps = tokens = 0
+        done = False
+        last: dict[str, Any] = {}
+        # One client per episode: its cookie jar carries NeMo Gym's session cookie.
+        with httpx.Client(base_url=ctx.extra["urls"][0], timeout=TIMEOUT) as env:
+            env.post("/seed_session", json=row).raise_for_status()
+            while not done and steps < task.turn_limit():
+                with clock.model():
+                    reply = httpx.post(ctx.base_url.rstrip("/") + "/responses", timeout=TIMEOUT,
+                                       json={**params, "input": params["input"] + outputs},
+                                       headers=ctx.extra["headers"])
+                if reply.status_code != 200:
+                    raise DriverError(f"model /responses answered {reply.status_code}: "
+                                      f"{reply.text[:500]}")
+                last = reply.json()
+                steps += 1
+                tokens += int((last.get("usage") or {}).get("output_tokens") or 0)
+                outputs.extend(last["output"])
+                calls = [item for item in last["output"] if item.get("type") == "function_call"]
+                if not calls:
+                    break  # a text answer ends the turn loop, as in simple_agent
+                for call in calls:
+                    try:
+                        arguments = json.loads(call["arguments"])
+                    except (json.JSONDecodeError, TypeError) as e:
+                        output = json.dumps({"error": f"Invalid tool call arguments: {e!r}"})
+                    else:
+                        result = env.post("/" + call["name"], json=arguments)
+                        output = result.text
+                        done = done or result.headers.get(DONE_HEADER) == "1"
+                    outputs.append({"type": "function_call_output", "call_id": call["call_id"],
+                                    "output": output})
+            verify = env.post("/verify", json={**row, "response": {**last, "output": outputs}})
+        if verify.status_code != 200:
+            raise DriverError(f"nemo_gym /verify answered {verify.status_code}: {verify.text[:500]}")
+        body = verify.json()
+        reward = body["reward_breakdown"] or {"total": body["reward"], "components": {},
+                                              "weights": {}}
+        return make_record(self.name, task, body["trajectory"], reward, clock, steps, tokens)
