@@ -44,7 +44,9 @@ def _import_gem() -> Any:
     try:
         import gem
     except ImportError as e:  # pragma: no cover - exercised only without the extra
-        raise ImportError("adapters.gem needs gem-llm; install with: pip install -e '.[gem]'") from e
+        raise ImportError(
+            "adapters.gem needs gem-llm; install with: pip install -e '.[gem]'"
+        ) from e
     finally:
         root.handlers[:], root.level = handlers, level
     return gem
@@ -53,8 +55,13 @@ def _import_gem() -> Any:
 class GameEnv(_import_gem().Env):  # type: ignore[misc]  # gem has no type stubs
     """One game per episode; actions are the model's text replies."""
 
-    def __init__(self, game: str = "tictactoe", task: Mapping[str, Any] | Task | None = None,
-                 seed: int | None = None, **task_fields: Any) -> None:
+    def __init__(
+        self,
+        game: str = "tictactoe",
+        task: Mapping[str, Any] | Task | None = None,
+        seed: int | None = None,
+        **task_fields: Any,
+    ) -> None:
         super().__init__()
         if task is not None:
             self.task = Task.from_dict(task)
@@ -67,8 +74,10 @@ class GameEnv(_import_gem().Env):  # type: ignore[misc]  # gem has no type stubs
             self.task = dataclasses.replace(self.task, seed=seed)
         self.episode = Episode(self.task)
         observation = self.episode.reset()
-        return observation, {"system_prompt": self.episode.system_prompt,
-                             "task": self.task.to_dict()}
+        return observation, {
+            "system_prompt": self.episode.system_prompt,
+            "task": self.task.to_dict(),
+        }
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         result = self.episode.step(action)

@@ -10,13 +10,21 @@ from core import list_games
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m adapters.nemo_gym", description=__doc__)
-    parser.add_argument("--game", default="tictactoe", choices=list_games(),
-                        help="game of rows that name none (a row's task.game wins)")
+    parser.add_argument(
+        "--game",
+        default="tictactoe",
+        choices=list_games(),
+        help="game of rows that name none (a row's task.game wins)",
+    )
     parser.add_argument("--style", default="gymnasium", choices=("gymnasium", "tools"))
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, required=True)
-    parser.add_argument("--session-ttl", type=float, default=1800.0,
-                        help="seconds before an idle, unfinished game is dropped")
+    parser.add_argument(
+        "--session-ttl",
+        type=float,
+        default=1800.0,
+        help="seconds before an idle, unfinished game is dropped",
+    )
     args = parser.parse_args(argv)
 
     import uvicorn
@@ -24,8 +32,9 @@ def main(argv: list[str] | None = None) -> None:
     from adapters.nemo_gym.server import build_app
 
     app = build_app(args.style, args.game, args.host, args.port, args.session_ttl)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning",
-                timeout_graceful_shutdown=1)
+    uvicorn.run(
+        app, host=args.host, port=args.port, log_level="warning", timeout_graceful_shutdown=1
+    )
 
 
 if __name__ == "__main__":

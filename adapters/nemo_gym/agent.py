@@ -30,13 +30,19 @@ def _address(url: str) -> dict[str, Any]:
     return {"host": parts.hostname, "port": parts.port}
 
 
-def build_agent_app(port: int, resources_url: str, model_url: str, max_steps: int = 100,
-                    host: str = "127.0.0.1") -> Any:
+def build_agent_app(
+    port: int, resources_url: str, model_url: str, max_steps: int = 100, host: str = "127.0.0.1"
+) -> Any:
     """The agent's FastAPI app. ``model_url`` is an OpenAI-compatible base URL
     (``http://host:port/v1``): the agent posts to ``{host:port}/v1/responses``."""
-    agent = {"host": host, "port": port, "entrypoint": "app.py", "max_steps": max_steps,
-             "resources_server": {"type": "resources_servers", "name": RESOURCES},
-             "model_server": {"type": "responses_api_models", "name": MODEL}}
+    agent = {
+        "host": host,
+        "port": port,
+        "entrypoint": "app.py",
+        "max_steps": max_steps,
+        "resources_server": {"type": "resources_servers", "name": RESOURCES},
+        "model_server": {"type": "responses_api_models", "name": MODEL},
+    }
     global_config = {
         "gamebridge_agent": {"responses_api_agents": {"gymnasium_agent": agent}},
         RESOURCES: {"resources_servers": {"gamebridge": _address(resources_url)}},
@@ -49,32 +55,45 @@ def build_agent_app(port: int, resources_url: str, model_url: str, max_steps: in
         from omegaconf import OmegaConf
         from responses_api_agents.gymnasium_agent.app import GymnasiumAgent, GymnasiumAgentConfig
     except ImportError as e:  # pragma: no cover - exercised only without the extra
-        raise ImportError("the NeMo Gym agent needs nemo-gym (Python >= 3.12); install with: "
-                          "pip install -e '.[nemo]'") from e
-    client = ServerClient(head_server_config=BaseServerConfig(host=host, port=0),
-                          global_config_dict=OmegaConf.create(global_config))
-    server = GymnasiumAgent(config=GymnasiumAgentConfig(name="gamebridge_agent", **agent),
-                            server_client=client)
+        raise ImportError(
+            "the NeMo Gym agent needs nemo-gym (Python >= 3.12); install with: "
+            "pip install -e '.[nemo]'"
+        ) from e
+    client = ServerClient(
+        head_server_config=BaseServerConfig(host=host, port=0),
+        global_config_dict=OmegaConf.create(global_config),
+    )
+    server = GymnasiumAgent(
+        config=GymnasiumAgentConfig(name="gamebridge_agent", **agent), server_client=client
+    )
     app = server.setup_webserver()
     server.setup_liveness(app)
     return app
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m adapters.nemo_gym.agent", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m adapters.nemo_gym.agent",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--resources-url", required=True, help="the gamebridge gymnasium server")
     parser.add_argument("--model-url", required=True, help="OpenAI-compatible base URL (…/v1)")
-    parser.add_argument("--max-steps", type=int, default=100,
-                        help="model turns before the agent cuts a game (set >= the tasks' max_turns)")
+    parser.add_argument(
+        "--max-steps",
+        type=int,
+        default=100,
+        help="model turns before the agent cuts a game (set >= the tasks' max_turns)",
+    )
     args = parser.parse_args(argv)
     import uvicorn
 
     app = build_agent_app(args.port, args.resources_url, args.model_url, args.max_steps, args.host)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning",
-                timeout_graceful_shutdown=1)
+    uvicorn.run(
+        app, host=args.host, port=args.port, log_level="warning", timeout_graceful_shutdown=1
+    )
 
 
 if __name__ == "__main__":

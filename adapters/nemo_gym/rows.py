@@ -27,8 +27,13 @@ this response header says whether the game is over ("1") or not ("0")."""
 def responses_tool(chat_tool: Mapping[str, Any]) -> dict[str, Any]:
     """A chat-completions function tool in the Responses API's flat form."""
     function = chat_tool["function"]
-    return {"type": "function", "name": function["name"], "description": function["description"],
-            "parameters": function["parameters"], "strict": False}
+    return {
+        "type": "function",
+        "name": function["name"],
+        "description": function["description"],
+        "parameters": function["parameters"],
+        "strict": False,
+    }
 
 
 def make_row(task: Task | Mapping[str, Any], style: str = "gymnasium") -> dict[str, Any]:
@@ -40,8 +45,10 @@ def make_row(task: Task | Mapping[str, Any], style: str = "gymnasium") -> dict[s
         params: dict[str, Any] = {"input": [{"role": "system", "content": episode.system_prompt}]}
     else:
         params = {
-            "input": [{"role": "system", "content": episode.tool_system_prompt},
-                      {"role": "user", "content": episode.reset()}],
+            "input": [
+                {"role": "system", "content": episode.tool_system_prompt},
+                {"role": "user", "content": episode.reset()},
+            ],
             "tools": [responses_tool(episode.tool_schema)],
         }
     return {"responses_create_params": params, "task": episode.task.to_dict()}

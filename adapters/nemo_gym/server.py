@@ -34,9 +34,10 @@ try:
     from pydantic import BaseModel, ConfigDict, Field
     from resources_servers.gymnasium import GymnasiumServer, extract_text
 except ImportError as e:  # pragma: no cover - exercised only without the extra
-    raise ImportError("adapters.nemo_gym.server needs NeMo Gym (Python >= 3.12); install with: "
-                      "pip install -e '.[nemo]' (make setup-nemo builds .venv-nemo)") from e
-
+    raise ImportError(
+        "adapters.nemo_gym.server needs NeMo Gym (Python >= 3.12); install with: "
+        "pip install -e '.[nemo]' (make setup-nemo builds .venv-nemo)"
+    ) from e
 
 
 class GameServerConfig(BaseResourcesServerConfig):
@@ -48,8 +49,11 @@ class GameServerConfig(BaseResourcesServerConfig):
 def task_from_row(row: Mapping[str, Any], default_game: str) -> Task:
     """The task of a NeMo Gym row: its ``task`` field, else its top-level fields."""
     raw = row.get("task")
-    fields = dict(raw) if isinstance(raw, Mapping) else {
-        k: v for k, v in row.items() if k not in ("responses_create_params", "response")}
+    fields = (
+        dict(raw)
+        if isinstance(raw, Mapping)
+        else {k: v for k, v in row.items() if k not in ("responses_create_params", "response")}
+    )
     try:
         return Task.from_dict({"game": default_game, **fields}, strict=isinstance(raw, Mapping))
     except TaskError as exc:
@@ -66,8 +70,11 @@ def _open(store: dict[str, Any], session_id: str | None, episode: Episode, ttl: 
 def _episode(store: dict[str, Any], session_id: str | None) -> Episode:
     entry = store.get(str(session_id))
     if entry is None:
-        raise HTTPException(status_code=404, detail="no game in this session (never started, "
-                                                    "finished or expired): reset or seed it first")
+        raise HTTPException(
+            status_code=404,
+            detail="no game in this session (never started, "
+            "finished or expired): reset or seed it first",
+        )
     store[str(session_id)] = (entry[0], time.monotonic())
     return entry[0]
 
@@ -87,13 +94,19 @@ class GameGymnasiumServer(GymnasiumServer):
         _open(self.session_state, session_id, episode, self.config.session_ttl_seconds)
         return observation, {"task": episode.task.to_dict(), "system_prompt": episode.system_prompt}
 
-    async def step(self, action: NeMoGymResponse, metadata: dict,
-                   session_id: str | None = None) -> tuple[str, float, bool, bool, dict]:
+    async def step(
+        self, action: NeMoGymResponse, metadata: dict, session_id: str | None = None
+    ) -> tuple[str, float, bool, bool, dict]:
         episode = _episode(self.session_state, session_id)
         result = episode.step(extract_text(action))
         # Finished sessions are closed by GymnasiumServer itself (terminated=True).
-        return (result.observation, result.reward, result.done, False,
-                _end_info(episode, result.info))
+        return (
+            result.observation,
+            result.reward,
+            result.done,
+            False,
+            _end_info(episode, result.info),
+        )
 
 
 class SeedRequest(BaseSeedSessionRequest):
@@ -135,8 +148,9 @@ class GameToolsServer(SimpleResourcesServer):
     async def seed_session(self, request: Request, body: SeedRequest) -> SeedResponse:  # type: ignore[override]
         episode = Episode(task_from_row(body.model_extra or {}, self.config.game))
         observation = episode.reset()
-        _open(self.sessions, request.session[SESSION_ID_KEY], episode,
-              self.config.session_ttl_seconds)
+        _open(
+            self.sessions, request.session[SESSION_ID_KEY], episode, self.config.session_ttl_seconds
+        )
         return SeedResponse(observation=observation, task=episode.task.to_dict())
 
     async def make_move(self, request: Request, body: MakeMoveRequest) -> PlainTextResponse:
@@ -151,21 +165,38 @@ class GameToolsServer(SimpleResourcesServer):
         episode = _episode(self.sessions, request.session[SESSION_ID_KEY])
         self.sessions.pop(str(request.session[SESSION_ID_KEY]), None)  # verified: released
         breakdown = episode.reward().to_dict() if episode.done else None
-        return VerifyResponse(**body.model_dump(), reward=breakdown["total"] if breakdown else 0.0,
-                              finished=episode.done, result=episode.result,
-                              reward_breakdown=breakdown, trajectory=episode.to_dict())
+        return VerifyResponse(
+            **body.model_dump(),
+            reward=breakdown["total"] if breakdown else 0.0,
+            finished=episode.done,
+            result=episode.result,
+            reward_breakdown=breakdown,
+            trajectory=episode.to_dict(),
+        )
 
 
-def build_app(style: str = "gymnasium", game: str = "tictactoe", host: str = "127.0.0.1",
-              port: int = 0, session_ttl_seconds: float = 1800.0) -> FastAPI:
+def build_app(
+    style: str = "gymnasium",
+    game: str = "tictactoe",
+    host: str = "127.0.0.1",
+    port: int = 0,
+    session_ttl_seconds: float = 1800.0,
+) -> FastAPI:
     """The FastAPI app of a server of ``style`` (``"gymnasium"`` or ``"tools"``), as
     ``run_webserver`` builds it but without ``ng_run``'s global config or Ray."""
     cls = {"gymnasium": GameGymnasiumServer, "tools": GameToolsServer}[style]
-    config = GameServerConfig(host=host, port=port, entrypoint="adapters/nemo_gym/server.py",
-                              name=f"gamebridge_{style}", game=game,
-                              session_ttl_seconds=session_ttl_seconds)
-    client = ServerClient(head_server_config=BaseServerConfig(host=host, port=0),
-                          global_config_dict=OmegaConf.create({}))
+    config = GameServerConfig(
+        host=host,
+        port=port,
+        entrypoint="adapters/nemo_gym/server.py",
+        name=f"gamebridge_{style}",
+        game=game,
+        session_ttl_seconds=session_ttl_seconds,
+    )
+    client = ServerClient(
+        head_server_config=BaseServerConfig(host=host, port=0),
+        global_config_dict=OmegaConf.create({}),
+    )
     server = cls(config=config, server_client=client)
     app = server.setup_webserver()
     server.setup_liveness(app)

@@ -34,16 +34,20 @@ ENV_ID = "gamebridge"
 try:
     from skyrl_gym.envs.base_text_env import BaseTextEnv, BaseTextEnvStepOutput
 except ImportError as e:  # pragma: no cover - exercised only without the extra
-    raise ImportError("adapters.skyrl_gym needs skyrl-gym; install with: "
-                      "pip install -e '.[skyrl]'") from e
+    raise ImportError(
+        "adapters.skyrl_gym needs skyrl-gym; install with: pip install -e '.[skyrl]'"
+    ) from e
 
 
 def task_from_extras(extras: Mapping[str, Any]) -> Task:
     """The task in a row's ``task`` column (or the row's own task fields), capped
     at SkyRL's ``max_turns`` when that is lower than the task's limit."""
     raw = extras.get("task")
-    task = Task.from_dict(raw) if isinstance(raw, Mapping) else Task.from_dict(
-        {k: v for k, v in extras.items() if k != "max_turns"}, strict=False)
+    task = (
+        Task.from_dict(raw)
+        if isinstance(raw, Mapping)
+        else Task.from_dict({k: v for k, v in extras.items() if k != "max_turns"}, strict=False)
+    )
     cap = extras.get("max_turns")
     if cap is not None and int(cap) < task.turn_limit():
         task = dataclasses.replace(task, max_turns=int(cap))
@@ -62,8 +66,10 @@ class GameTextEnv(BaseTextEnv):
         """Core's conversation (the row's ``prompt`` is not used): system + first observation."""
         observation = self.episode.reset()
         self.turns = 0
-        messages = [{"role": "system", "content": self.episode.system_prompt},
-                    {"role": "user", "content": observation}]
+        messages = [
+            {"role": "system", "content": self.episode.system_prompt},
+            {"role": "user", "content": observation},
+        ]
         return messages, {"task": self.episode.task.to_dict()}
 
     def step(self, action: str) -> BaseTextEnvStepOutput:
@@ -73,8 +79,9 @@ class GameTextEnv(BaseTextEnv):
         if result.done:
             metadata["trajectory"] = self.episode.to_dict()
         observations = [] if result.done else [{"role": "user", "content": result.observation}]
-        return BaseTextEnvStepOutput(observations=observations, reward=result.reward,
-                                     done=result.done, metadata=metadata)
+        return BaseTextEnvStepOutput(
+            observations=observations, reward=result.reward, done=result.done, metadata=metadata
+        )
 
     def get_metrics(self) -> dict[str, Any]:
         """The reward breakdown and the result, once the game is over (numbers only,
@@ -82,9 +89,14 @@ class GameTextEnv(BaseTextEnv):
         if not self.episode.done:
             return {"turns": self.turns}
         breakdown = self.episode.reward()
-        return {"reward": breakdown.total, **{f"reward/{k}": v for k, v in breakdown.components.items()},
-                "win": float(self.episode.result == "win"), "draw": float(self.episode.result == "draw"),
-                "turns": self.turns, "invalid_moves": self.episode.invalid_moves}
+        return {
+            "reward": breakdown.total,
+            **{f"reward/{k}": v for k, v in breakdown.components.items()},
+            "win": float(self.episode.result == "win"),
+            "draw": float(self.episode.result == "draw"),
+            "turns": self.turns,
+            "invalid_moves": self.episode.invalid_moves,
+        }
 
 
 def register(env_id: str = ENV_ID) -> None:
@@ -100,6 +112,8 @@ def register(env_id: str = ENV_ID) -> None:
 def make_row(task: Task | Mapping[str, Any], env_id: str = ENV_ID) -> dict[str, Any]:
     """A SkyRL dataset row for ``task`` (prompt = the conversation ``init`` returns)."""
     episode = Episode(task)
-    prompt = [{"role": "system", "content": episode.system_prompt},
-              {"role": "user", "content": episode.reset()}]
+    prompt = [
+        {"role": "system", "content": episode.system_prompt},
+        {"role": "user", "content": episode.reset()},
+    ]
     return {"prompt": prompt, "env_class": env_id, "task": episode.task.to_dict()}

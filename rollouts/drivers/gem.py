@@ -38,13 +38,15 @@ class GemDriver(Driver):
         return True, ""
 
     @contextmanager
-    def session(self, *, base_url: str, model: str, api_key: str | None,
-                concurrency: int = 1) -> Iterator[RunContext]:
+    def session(
+        self, *, base_url: str, model: str, api_key: str | None, concurrency: int = 1
+    ) -> Iterator[RunContext]:
         from adapters.gem import register
 
         register()
-        with super().session(base_url=base_url, model=model, api_key=api_key,
-                             concurrency=concurrency) as ctx:
+        with super().session(
+            base_url=base_url, model=model, api_key=api_key, concurrency=concurrency
+        ) as ctx:
             yield ctx
 
     def run_task(self, task: Task, ctx: RunContext) -> RolloutRecord:
@@ -55,8 +57,10 @@ class GemDriver(Driver):
         clock = StepClock()
         env = gem.make(ID_PREFIX + task.game, task=task.to_dict())
         observation, info = env.reset()
-        messages: list[dict[str, Any]] = [{"role": "system", "content": info["system_prompt"]},
-                                          {"role": "user", "content": observation}]
+        messages: list[dict[str, Any]] = [
+            {"role": "system", "content": info["system_prompt"]},
+            {"role": "user", "content": observation},
+        ]
         steps = tokens = 0
         done = False
         while not done:

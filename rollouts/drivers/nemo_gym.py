@@ -99,25 +99,52 @@ class NemoGymDriver(Driver):
         python = str(nemo_python())
         env = {"PYTHONUNBUFFERED": "1"}
         res_port = free_port()
-        servers = [start_server(["python", "-m", "adapters.nemo_gym", "--style", self.style,
-                                 "--port", "{port}"], "/", env, python, port=res_port, cwd=ROOT)]
+        servers = [
+            start_server(
+                ["python", "-m", "adapters.nemo_gym", "--style", self.style, "--port", "{port}"],
+                "/",
+                env,
+                python,
+                port=res_port,
+                cwd=ROOT,
+            )
+        ]
         if self.style == "gymnasium":
-            servers.append(start_server(
-                ["python", "-m", "adapters.nemo_gym.agent", "--port", "{port}",
-                 "--resources-url", f"http://127.0.0.1:{res_port}", "--model-url", model_url,
-                 "--max-steps", str(self._max_steps)], "/", env, python, cwd=ROOT))
+            servers.append(
+                start_server(
+                    [
+                        "python",
+                        "-m",
+                        "adapters.nemo_gym.agent",
+                        "--port",
+                        "{port}",
+                        "--resources-url",
+                        f"http://127.0.0.1:{res_port}",
+                        "--model-url",
+                        model_url,
+                        "--max-steps",
+                        str(self._max_steps),
+                    ],
+                    "/",
+                    env,
+                    python,
+                    cwd=ROOT,
+                )
+            )
         return servers
 
     @contextmanager
-    def session(self, *, base_url: str, model: str, api_key: str | None,
-                concurrency: int = 1) -> Iterator[RunContext]:
+    def session(
+        self, *, base_url: str, model: str, api_key: str | None, concurrency: int = 1
+    ) -> Iterator[RunContext]:
         import httpx
 
         managers = self._servers(base_url)
         running = _start_together(managers)
         try:
-            with super().session(base_url=base_url, model=model, api_key=api_key,
-                                 concurrency=concurrency) as ctx:
+            with super().session(
+                base_url=base_url, model=model, api_key=api_key, concurrency=concurrency
+            ) as ctx:
                 ctx.extra["urls"] = [server.base_url for server in running]
                 ctx.extra["headers"] = {"Authorization": f"Bearer {api_key}"} if api_key else {}
                 ctx.extra["httpx"] = httpx
@@ -131,18 +158,30 @@ class NemoGymDriver(Driver):
 
         clock = StepClock()
         httpx = ctx.extra["httpx"]
-        response = httpx.post(ctx.extra["urls"][1] + "/run", json=make_row(task, "gymnasium"),
-                              timeout=TIMEOUT)
+        response = httpx.post(
+            ctx.extra["urls"][1] + "/run", json=make_row(task, "gymnasium"), timeout=TIMEOUT
+        )
         if response.status_code != 200:
-            raise DriverError(f"nemo_gym /run answered {response.status_code}: {response.text[:500]}")
+            raise DriverError(
+                f"nemo_gym /run answered {response.status_code}: {response.text[:500]}"
+            )
         body = response.json()
         trajectory = body["info"].get("trajectory")
         if trajectory is None:
-            raise DriverError(f"nemo_gym: {task.task_id} did not finish within the agent's "
-                              f"{self._max_steps} steps (truncated={body.get('truncated')})")
+            raise DriverError(
+                f"nemo_gym: {task.task_id} did not finish within the agent's "
+                f"{self._max_steps} steps (truncated={body.get('truncated')})"
+            )
         usage = body["response"].get("usage") or {}
-        return make_record(self.name, task, trajectory, trajectory["reward"], clock,
-                           len(trajectory["events"]), int(usage.get("output_tokens") or 0))
+        return make_record(
+            self.name,
+            task,
+            trajectory,
+            trajectory["reward"],
+            clock,
+            len(trajectory["events"]),
+            int(usage.get("output_tokens") or 0),
+        )
 
 
 class NemoGymToolsDriver(NemoGymDriver):
@@ -167,12 +206,16 @@ class NemoGymToolsDriver(NemoGymDriver):
             env.post("/seed_session", json=row).raise_for_status()
             while not done and steps < task.turn_limit():
                 with clock.model():
-                    reply = httpx.post(ctx.base_url.rstrip("/") + "/responses", timeout=TIMEOUT,
-                                       json={**params, "input": params["input"] + outputs},
-                                       headers=ctx.extra["headers"])
+                    reply = httpx.post(
+                        ctx.base_url.rstrip("/") + "/responses",
+                        timeout=TIMEOUT,
+                        json={**params, "input": params["input"] + outputs},
+                        headers=ctx.extra["headers"],
+                    )
                 if reply.status_code != 200:
-                    raise DriverError(f"model /responses answered {reply.status_code}: "
-                                      f"{reply.text[:500]}")
+                    raise DriverError(
+                        f"model /responses answered {reply.status_code}: {reply.text[:500]}"
+                    )
                 last = reply.json()
                 steps += 1
                 tokens += int((last.get("usage") or {}).get("output_tokens") or 0)
@@ -189,12 +232,22 @@ class NemoGymToolsDriver(NemoGymDriver):
                         result = env.post("/" + call["name"], json=arguments)
                         output = result.text
                         done = done or result.headers.get(DONE_HEADER) == "1"
-                    outputs.append({"type": "function_call_output", "call_id": call["call_id"],
-                                    "output": output})
+                    outputs.append(
+                        {
+                            "type": "function_call_output",
+                            "call_id": call["call_id"],
+                            "output": output,
+                        }
+                    )
             verify = env.post("/verify", json={**row, "response": {**last, "output": outputs}})
         if verify.status_code != 200:
-            raise DriverError(f"nemo_gym /verify answered {verify.status_code}: {verify.text[:500]}")
+            raise DriverError(
+                f"nemo_gym /verify answered {verify.status_code}: {verify.text[:500]}"
+            )
         body = verify.json()
-        reward = body["reward_breakdown"] or {"total": body["reward"], "components": {},
-                                              "weights": {}}
+        reward = body["reward_breakdown"] or {
+            "total": body["reward"],
+            "components": {},
+            "weights": {},
+        }
         return make_record(self.name, task, body["trajectory"], reward, clock, steps, tokens)

@@ -37,13 +37,15 @@ class SkyRLGymDriver(Driver):
         return True, ""
 
     @contextmanager
-    def session(self, *, base_url: str, model: str, api_key: str | None,
-                concurrency: int = 1) -> Iterator[RunContext]:
+    def session(
+        self, *, base_url: str, model: str, api_key: str | None, concurrency: int = 1
+    ) -> Iterator[RunContext]:
         from adapters.skyrl_gym import register
 
         register()
-        with super().session(base_url=base_url, model=model, api_key=api_key,
-                             concurrency=concurrency) as ctx:
+        with super().session(
+            base_url=base_url, model=model, api_key=api_key, concurrency=concurrency
+        ) as ctx:
             yield ctx
 
     def run_task(self, task: Task, ctx: RunContext) -> RolloutRecord:
