@@ -1,0 +1,613 @@
+"""Othello (Reversi) on an 8x8 board, with int bitboards.
+
+Overview
+--------
+Black (player 0, moves first) and White (player 1) place discs in turn. A
+placement must bracket one or more straight lines (rows, columns, diagonals)
+of the opponent's discs between the new disc and another disc of the mover;
+every bracketed disc flips. A player with no placement passes; the game ends
+when neither side can place, and more discs wins.
+
+Moves
+-----
+A move is a square index ``row * 8 + col`` (0-63) written ``a1`` .. ``h8``:
+the letter is the column (``a`` the left), the number the row (``1`` the
+top), so ``a1`` = 0, ``h1`` = 7, ``a2`` = 8. ``PASS`` = 64, written ``pass``,
+is legal exactly when the side to move has no placement but the opponent has
+one; it is then the only legal move. The first legal moves are c4, d3, e6, f5
+(the same numbering and notation as OpenSpiel's ``othello``)::
+
+      a b c d e f g h
+    1 . . . . . . . .
+    2 . . . . . . . .
+    3 . . . . . . . .
+    4 . . . W B . . .
+    5 . . . B W . . .
+    6 . . . . . . . .
+    7 . . . . . . . .
+    8 . . . . . . . .
+    Black (B) to move. Discs: Black 2, White 2.
+
+State
+-----
+``OthelloState`` is a plain ``tuple`` ``(mover, other, to_play)``: the discs
+of the side to move, the discs of the other side (64-bit masks, bit ``i`` =
+square ``i``) and the index of the side to move. Storing the mover's discs
+first means ``apply`` never branches on colour; a plain tuple (not a
+``NamedTuple``) because building one is several times cheaper and ``apply``
+is the hot path of every search. Its ``repr`` is a tuple of ints, stable
+across processes, so seeds may derive from it. Two states with the same discs
+and the same side to move are equal, however they were reached.
+
+Scoring
+-------
+``outcome`` scores are disc counts; the side with more discs wins (empty
+squares are not awarded). ``margin`` is the disc difference over 64.
+``evaluate`` mixes disc parity, mobility, corners and a positional weight
+table (see ``evaluate``).
+
+Speed
+-----
+Move generation is a Kogge-Stone style occluded fill over all eight
+directions (each direction a shift with a wrap mask); flips come from
+per-square rays and a first-blocker bit scan. Legal moves are memoised per
+state in a bounded table, so the ``is_terminal`` / ``ordered_moves`` /
+``evaluate`` calls a search makes on one position share one generation.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+
+from core.games.base import (
+    Game,
+    GameError,
+    GameSpec,
+    IllegalMoveError,
+    InvalidMoveError,
+    Outcome,
+    Termination,
+)
+
+Bitboard = int
+"""A 64-bit mask of squares, bit ``row * 8 + col`` (a1 = bit 0, h8 = bit 63)."""
+
+OthelloState = tuple[int, int, int]
+"""``(mover discs, other discs, player to move)``; see the module docstring."""
+
+PASS = 64
+"""The pass move (written ``pass``), legal only when it is the only move."""
+
+PLAYER_NAMES: tuple[str, str] = ("Black", "White")
+GLYPHS: tuple[str, str] = ("B", "W")
+"""How the board shows a Black and a White disc (``.`` = empty)."""
+EMPTY_GLYPH = "."
+COLUMNS = "abcdefgh"
+
+# --- named masks (python-chess style: a bitboard is an int) -----------------
+BB_ALL: Bitboard = 0xFFFF_FFFF_FFFF_FFFF
+BB_FILE_A: Bitboard = 0x0101_0101_0101_0101
+"""Column ``a`` (the left edge)."""
+BB_FILE_H: Bitboard = 0x8080_8080_8080_8080
+"""Column ``h`` (the right edge)."""
+BB_NOT_EDGE_FILES: Bitboard = BB_ALL ^ BB_FILE_A ^ BB_FILE_H
+"""Columns b-g. A run of discs that wraps round a row edge must pass through
+column a or h, so masking the flippable discs with this stops every
+horizontal and diagonal shift from wrapping (Chess Programming Wiki,
+"General Setwise Operations: Shifting Bitboards" / "Dumb7Fill")."""
+BB_CORNERS: Bitboard = 1 << 0 | 1 << 7 | 1 << 56 | 1 << 63
+"""a1, h1, a8, h8."""
+BB_X_SQUARES: Bitboard = 1 << 9 | 1 << 14 | 1 << 49 | 1 << 54
+"""b2, g2, b7, g7: diagonally next to a corner (giving the corner away)."""
+BB_C_SQUARES: Bitboard = 1 << 1 | 1 << 8 | 1 << 6 | 1 << 15 | 1 << 48 | 1 << 57 | 1 << 55 | 1 << 62
+"""b1, a2, g1, h2, a7, b8, h7, g8: on an edge next to a corner."""
+
+BLACK_START: Bitboard = 1 << 28 | 1 << 35
+"""e4 and d5."""
+WHITE_START: Bitboard = 1 << 27 | 1 << 36
+"""d4 and e5."""
+
+# Direction shifts: +1 east (next column), +8 south (next row, toward row 8).
+_EAST, _SOUTH, _SOUTH_EAST, _SOUTH_WEST = 1, 8, 9, 7
+
+WEIGHTS: tuple[int, ...] = (
+    120, -20, 20, 5, 5, 20, -20, 120,
+    -20, -40, -5, -5, -5, -5, -40, -20,
+    20, -5, 15, 3, 3, 15, -5, 20,
+    5, -5, 3, 3, 3, 3, -5, 5,
+    5, -5, 3, 3, 3, 3, -5, 5,
+    20, -5, 15, 3, 3, 15, -5, 20,
+    -20, -40, -5, -5, -5, -5, -40, -20,
+    120, -20, 20, 5, 5, 20, -20, 120,
+)  # fmt: skip
+"""Static square values, Norvig's weighted-squares table (Paradigms of AI
+Programming, ch. 18): corners high, the X and C squares beside them low."""
+_WEIGHT_SCALE = sum(abs(w) for w in WEIGHTS)
+"""A bound on the difference of the table's sums over two disjoint disc sets."""
+
+SQUARE_NAMES: tuple[str, ...] = tuple(f"{COLUMNS[i % 8]}{i // 8 + 1}" for i in range(64))
+
+_SEARCH_RANK: tuple[int, ...] = tuple(
+    sorted(range(64), key=lambda sq: (-WEIGHTS[sq], sq)).index(sq) for sq in range(64)
+) + (64,)
+"""Order in which search tries moves: by ``WEIGHTS``, best first (corners
+first, X squares last), ties by square index; the pass last."""
+
+_CACHE_LIMIT = 1 << 15
+"""Positions whose legal moves are memoised before the memo is cleared."""
+
+
+# --- move generation ------------------------------------------------------
+def move_mask(
+    mover: Bitboard,
+    other: Bitboard,
+    board: Bitboard = BB_ALL,
+    not_edge_files: Bitboard = BB_NOT_EDGE_FILES,
+) -> Bitboard:
+    """Every square where ``mover`` may place a disc, as a mask.
+
+    For each direction the runs of ``other`` discs starting next to a mover
+    disc are grown with an occluded fill: first one step at a time, then two
+    steps through ``pair`` (squares holding an ``other`` disc with another
+    one behind), which reaches the six-disc runs an 8x8 board allows in four
+    steps instead of six (Kogge-Stone parallel prefix; Chess Programming
+    Wiki, "Kogge-Stone Algorithm"). One more step from the run's end onto an
+    empty square is a legal placement. Left shifts run past bit 63, which the
+    final ``& empty`` drops; right shifts drop bits at bit 0.
+
+    ``board`` and ``not_edge_files`` default to one 64-bit board; ``dual_move_mask``
+    passes two boards side by side in one wider int (SIMD within a register).
+    """
+    empty = ~(mover | other) & board
+    inner = other & not_edge_files
+
+    # east (+1) and west (-1)
+    pair = inner & (inner << 1)
+    run = inner & (mover << 1)
+    run |= inner & (run << 1)
+    run |= pair & (run << 2)
+    run |= pair & (run << 2)
+    moves = run << 1
+    pair >>= 1
+    run = inner & (mover >> 1)
+    run |= inner & (run >> 1)
+    run |= pair & (run >> 2)
+    run |= pair & (run >> 2)
+    moves |= run >> 1
+
+    # south (+8) and north (-8): vertical runs cannot wrap, so no mask
+    pair = other & (other << 8)
+    run = other & (mover << 8)
+    run |= other & (run << 8)
+    run |= pair & (run << 16)
+    run |= pair & (run << 16)
+    moves |= run << 8
+    pair >>= 8
+    run = other & (mover >> 8)
+    run |= other & (run >> 8)
+    run |= pair & (run >> 16)
+    run |= pair & (run >> 16)
+    moves |= run >> 8
+
+    # south-east (+9) and north-west (-9)
+    pair = inner & (inner << 9)
+    run = inner & (mover << 9)
+    run |= inner & (run << 9)
+    run |= pair & (run << 18)
+    run |= pair & (run << 18)
+    moves |= run << 9
+    pair >>= 9
+    run = inner & (mover >> 9)
+    run |= inner & (run >> 9)
+    run |= pair & (run >> 18)
+    run |= pair & (run >> 18)
+    moves |= run >> 9
+
+    # south-west (+7) and north-east (-7)
+    pair = inner & (inner << 7)
+    run = inner & (mover << 7)
+    run |= inner & (run << 7)
+    run |= pair & (run << 14)
+    run |= pair & (run << 14)
+    moves |= run << 7
+    pair >>= 7
+    run = inner & (mover >> 7)
+    run |= inner & (run >> 7)
+    run |= pair & (run >> 14)
+    run |= pair & (run >> 14)
+    moves |= run >> 7
+
+    return moves & empty
+
+
+_LANE = 96
+"""Bit offset of the second board in ``dual_move_mask``: the 32 zero bits
+above bit 63 absorb every shift of up to 18 bits, so the boards never mix."""
+_BB_ALL_2: Bitboard = BB_ALL | BB_ALL << _LANE
+_BB_NOT_EDGE_FILES_2: Bitboard = BB_NOT_EDGE_FILES | BB_NOT_EDGE_FILES << _LANE
+
+
+def dual_move_mask(mover: Bitboard, other: Bitboard) -> tuple[Bitboard, Bitboard]:
+    """``(move_mask(mover, other), move_mask(other, mover))`` in one pass: both
+    boards ride in one int, ``_LANE`` bits apart, through the same shifts."""
+    both = move_mask(
+        mover | other << _LANE, other | mover << _LANE, _BB_ALL_2, _BB_NOT_EDGE_FILES_2
+    )
+    return both & BB_ALL, both >> _LANE
+
+
+def _build_rays() -> tuple[
+    tuple[tuple[tuple[Bitboard, Bitboard], ...], ...],
+    tuple[tuple[tuple[Bitboard, Bitboard], ...], ...],
+]:
+    """Per square, ``(neighbour, ray)`` for every direction in which a flip
+    is possible (two or more squares to the edge): rays toward higher bits
+    and rays toward lower bits, apart."""
+    up: list[tuple[tuple[Bitboard, Bitboard], ...]] = []
+    down: list[tuple[tuple[Bitboard, Bitboard], ...]] = []
+    for sq in range(64):
+        row, col = divmod(sq, 8)
+        higher: list[tuple[Bitboard, Bitboard]] = []
+        lower: list[tuple[Bitboard, Bitboard]] = []
+        for d_row, d_col in ((0, 1), (1, -1), (1, 0), (1, 1), (0, -1), (-1, 1), (-1, 0), (-1, -1)):
+            ray = 0
+            r, c = row + d_row, col + d_col
+            while 0 <= r < 8 and 0 <= c < 8:
+                ray |= 1 << (r * 8 + c)
+                r, c = r + d_row, c + d_col
+            if ray.bit_count() < 2:
+                continue
+            neighbour = 1 << ((row + d_row) * 8 + col + d_col)
+            (higher if neighbour > 1 << sq else lower).append((neighbour, ray))
+        up.append(tuple(higher))
+        down.append(tuple(lower))
+    return tuple(up), tuple(down)
+
+
+_RAYS_UP, _RAYS_DOWN = _build_rays()
+
+
+def flip_mask(mover: Bitboard, other: Bitboard, square: int) -> Bitboard:
+    """The ``other`` discs a ``mover`` disc on ``square`` flips (0 if none).
+
+    Along each ray from the square the first square not holding an ``other``
+    disc (the "blocker") is found with a bit scan: the lowest set bit
+    (``x & -x``) for rays toward higher bits, the highest (``bit_length``)
+    for rays toward lower bits. If the blocker is a mover disc, the ray
+    squares between it and ``square`` flip (Chess Programming Wiki,
+    "BitScan" and "On an empty Board: Rays").
+    """
+    flips = 0
+    not_other = ~other
+    for neighbour, ray in _RAYS_UP[square]:
+        if other & neighbour:
+            blockers = ray & not_other
+            first = blockers & -blockers
+            if first & mover:
+                flips |= ray & (first - 1)
+    for neighbour, ray in _RAYS_DOWN[square]:
+        if other & neighbour:
+            blockers = ray & not_other
+            if blockers:
+                first = 1 << (blockers.bit_length() - 1)
+                if first & mover:
+                    flips |= ray & -(first << 1)
+    return flips
+
+
+class _ChunkSquares(dict[int, tuple[int, ...]]):
+    """Square indices of the set bits of a 16-bit chunk of a mask, filled on
+    first use (at most 65,536 entries): four look-ups and three tuple joins
+    list a move mask, in place of a bit-scan loop."""
+
+    def __init__(self, offset: int) -> None:
+        super().__init__()
+        self.offset = offset
+
+    def __missing__(self, chunk: int) -> tuple[int, ...]:
+        squares = tuple(self.offset + i for i in range(16) if chunk >> i & 1)
+        self[chunk] = squares
+        return squares
+
+
+_SQ0, _SQ1, _SQ2, _SQ3 = (_ChunkSquares(offset) for offset in (0, 16, 32, 48))
+
+
+def mask_squares(mask: Bitboard) -> tuple[int, ...]:
+    """The squares of ``mask`` in increasing order."""
+    return (
+        _SQ0[mask & 0xFFFF]
+        + _SQ1[mask >> 16 & 0xFFFF]
+        + _SQ2[mask >> 32 & 0xFFFF]
+        + _SQ3[mask >> 48]
+    )
+
+
+# Memos keyed by state, each cleared when it reaches ``_CACHE_LIMIT`` entries.
+_LEGAL: dict[OthelloState, tuple[int, ...]] = {}
+"""``legal_moves``."""
+_ORDERED: dict[OthelloState, tuple[int, ...]] = {}
+"""``ordered_moves``."""
+_MASKS: dict[OthelloState, tuple[Bitboard, Bitboard]] = {}
+"""Both sides' placement masks (``dual_move_mask``), for ``is_terminal`` and
+``evaluate``: a search asks both of every leaf."""
+_NO_MOVES: tuple[int, ...] = ()
+_ONLY_PASS: tuple[int, ...] = (PASS,)
+
+
+def _masks(state: OthelloState) -> tuple[Bitboard, Bitboard]:
+    """The mover's and the other side's placement masks, memoised."""
+    masks = _MASKS.get(state)
+    if masks is None:
+        masks = dual_move_mask(state[0], state[1])
+        if len(_MASKS) >= _CACHE_LIMIT:
+            _MASKS.clear()
+        _MASKS[state] = masks
+    return masks
+
+
+_TURN_RE = re.compile(r"\b(Black|White)\b[^\n]*\bto move\b")
+_HEADER_RE = re.compile(r"^\s*a\s+b\s+c\s+d\s+e\s+f\s+g\s+h\s*$")
+_ROW_RE = re.compile(r"^\s*([1-8])((?:\s+[BW.]){8})\s*(?:[1-8])?\s*$")
+_SQUARE_RE = re.compile(r"^([a-h])([1-8])$")
+
+
+class Othello(Game[OthelloState, int]):
+    """The rules of Othello (see the module docstring)."""
+
+    spec = GameSpec(
+        name="othello",
+        title="Othello",
+        num_players=2,
+        player_names=PLAYER_NAMES,
+        board_shape=(8, 8),
+        # 60 placements at most, and a pass is always followed by a placement.
+        max_plies=120,
+        move_syntax=(
+            "Write a square as its column letter a-h and row number 1-8 (a1 is the "
+            "top-left corner), e.g. c4; write pass only when it is your only legal move."
+        ),
+        move_examples=("c4", "d3", "f5", "pass"),
+        rules=(
+            "Black and White take turns placing a disc so that it traps one or more "
+            "straight lines (across, down or diagonal) of the opponent's discs between "
+            "it and another of the mover's discs; every trapped disc flips to the mover's "
+            "colour. A player with no such placement passes, and when neither can place "
+            "the game ends: the side with more discs wins. Black moves first."
+        ),
+    )
+
+    # --- positions -------------------------------------------------------
+    def initial_state(self, rng: random.Random | None = None) -> OthelloState:
+        """d4, e5 White; d5, e4 Black; Black to move (``rng`` is ignored)."""
+        return (BLACK_START, WHITE_START, 0)
+
+    def to_play(self, state: OthelloState) -> int:
+        """0 (Black) or 1 (White)."""
+        return state[2]
+
+    def legal_moves(self, state: OthelloState) -> tuple[int, ...]:
+        """The placements in increasing square order; ``(PASS,)`` when there is
+        none but the opponent has one; ``()`` once neither side can place."""
+        moves = _LEGAL.get(state)
+        if moves is None:
+            mover, other, _ = state
+            masks = _MASKS.get(state)
+            mask = move_mask(mover, other) if masks is None else masks[0]
+            if mask:
+                moves = mask_squares(mask)
+            elif move_mask(other, mover) if masks is None else masks[1]:
+                moves = _ONLY_PASS
+            else:
+                moves = _NO_MOVES
+            if len(_LEGAL) >= _CACHE_LIMIT:
+                _LEGAL.clear()
+            _LEGAL[state] = moves
+        return moves
+
+    def ordered_moves(self, state: OthelloState) -> tuple[int, ...]:
+        """The legal moves by static square value (``WEIGHTS``): corners first,
+        the X squares diagonally next to the corners last."""
+        moves = _ORDERED.get(state)
+        if moves is None:
+            moves = tuple(sorted(self.legal_moves(state), key=_SEARCH_RANK.__getitem__))
+            if len(_ORDERED) >= _CACHE_LIMIT:
+                _ORDERED.clear()
+            _ORDERED[state] = moves
+        return moves
+
+    def apply(self, state: OthelloState, move: int) -> OthelloState:
+        """The position after ``move`` by the side to move (unchecked)."""
+        mover, other, player = state
+        if move == PASS:
+            return (other, mover, player ^ 1)
+        flips = flip_mask(mover, other, move)
+        return (other ^ flips, mover | flips | 1 << move, player ^ 1)
+
+    def is_terminal(self, state: OthelloState) -> bool:
+        """True once neither side has a placement."""
+        moves = _LEGAL.get(state)
+        if moves is not None:
+            return not moves
+        mine, theirs = _masks(state)
+        return not (mine or theirs)
+
+    def outcome(self, state: OthelloState) -> Outcome | None:
+        """More discs wins (equal is a draw); ``None`` while the game goes on.
+        ``scores`` are the disc counts (Black, White)."""
+        if not self.is_terminal(state):
+            return None
+        black, white = self.discs(state)
+        scores = (float(black.bit_count()), float(white.bit_count()))
+        if scores[0] == scores[1]:
+            return Outcome(Termination.DRAW, None, scores)
+        return Outcome(Termination.WIN, 0 if scores[0] > scores[1] else 1, scores)
+
+    def discs(self, state: OthelloState) -> tuple[Bitboard, Bitboard]:
+        """``(black discs, white discs)``."""
+        mover, other, player = state
+        return (other, mover) if player else (mover, other)
+
+    def from_discs(self, black: Bitboard, white: Bitboard, to_play: int) -> OthelloState:
+        """The state with these discs and ``to_play`` to move."""
+        return (white, black, 1) if to_play else (black, white, 0)
+
+    # --- notation --------------------------------------------------------
+    def move_to_text(self, state: OthelloState, move: int) -> str:
+        """``"c4"`` style, or ``"pass"``."""
+        return "pass" if move == PASS else SQUARE_NAMES[move]
+
+    def parse_move(self, state: OthelloState, text: str) -> int:
+        """One square such as ``c4`` (any case, surrounding spaces ignored) or
+        ``pass``. Raises ``InvalidMoveError`` for anything else and
+        ``IllegalMoveError`` for a move that is not legal here."""
+        token = text.strip().lower()
+        if token == "pass":
+            move = PASS
+        else:
+            match = _SQUARE_RE.match(token)
+            if match is None:
+                raise InvalidMoveError(
+                    f"{text!r} is not an Othello move: write a square as column a-h and "
+                    f"row 1-8, e.g. c4, or pass\n{self.render(state)}"
+                )
+            move = (int(match.group(2)) - 1) * 8 + COLUMNS.index(match.group(1))
+        moves = self.legal_moves(state)
+        if move in moves:
+            return move
+        if not moves:
+            reason = "the game is over; no move is legal"
+        elif move == PASS:
+            reason = "you cannot pass while you have a legal placement"
+        elif moves == _ONLY_PASS:
+            reason = f"{SQUARE_NAMES[move]} is not legal: you have no placement and must pass"
+        elif (state[0] | state[1]) >> move & 1:
+            reason = f"{SQUARE_NAMES[move]} is already occupied"
+        else:
+            reason = f"{SQUARE_NAMES[move]} does not trap any of the opponent's discs"
+        legal = ", ".join(SQUARE_NAMES[m] if m != PASS else "pass" for m in moves)
+        suffix = f" (legal: {legal})" if moves else ""
+        raise IllegalMoveError(f"{reason}{suffix}\n{self.render(state)}")
+
+    def render(self, state: OthelloState) -> str:
+        """Column letters, eight numbered rows of ``B``/``W``/``.``, and a line
+        with whose turn it is (or the result) and the disc counts."""
+        black, white = self.discs(state)
+        lines = ["  " + " ".join(COLUMNS)]
+        for row in range(8):
+            cells = []
+            for col in range(8):
+                bit = 1 << (row * 8 + col)
+                cells.append(GLYPHS[0] if black & bit else GLYPHS[1] if white & bit else ".")
+            lines.append(f"{row + 1} " + " ".join(cells))
+        counts = f"Discs: Black {black.bit_count()}, White {white.bit_count()}."
+        moves = self.legal_moves(state)
+        player = state[2]
+        name = f"{PLAYER_NAMES[player]} ({GLYPHS[player]})"
+        if not moves:
+            result = self.outcome(state)
+            if result is None or result.winner is None:
+                status = "Game over: draw."
+            else:
+                status = f"Game over: {PLAYER_NAMES[result.winner]} wins."
+            lines.append(f"{status} {counts}")
+        elif moves == _ONLY_PASS:
+            lines.append(f"{name} to move, and has no placement: must pass. {counts}")
+        else:
+            lines.append(f"{name} to move. {counts}")
+        return "\n".join(lines)
+
+    def parse_board(self, text: str) -> OthelloState:
+        """The position in the first rendered board found in ``text``.
+
+        The board is the ``a b c d e f g h`` header followed by rows 1-8; other
+        lines may surround it. The side to move comes from a ``Black ... to
+        move`` / ``White ... to move`` line; a finished game needs none (its
+        state is given Black to move). Raises ``GameError`` when no board is
+        found or a game in progress names no side to move.
+        """
+        lines = text.splitlines()
+        for start, line in enumerate(lines):
+            if not _HEADER_RE.match(line):
+                continue
+            rows: list[str] = []
+            for number, row in enumerate(lines[start + 1 : start + 9], start=1):
+                match = _ROW_RE.match(row)
+                if match is None or int(match.group(1)) != number:
+                    break
+                rows.append(match.group(2))
+            if len(rows) != 8:
+                continue
+            black = white = 0
+            for r, cells in enumerate(rows):
+                for c, glyph in enumerate(cells.split()):
+                    if glyph == GLYPHS[0]:
+                        black |= 1 << (r * 8 + c)
+                    elif glyph == GLYPHS[1]:
+                        white |= 1 << (r * 8 + c)
+            rest = "\n".join(lines[start + 9 :])
+            turn = _TURN_RE.search(rest)
+            if turn is not None:
+                return self.from_discs(black, white, PLAYER_NAMES.index(turn.group(1)))
+            state = self.from_discs(black, white, 0)
+            if not self.legal_moves(state):
+                return state
+            raise GameError(f"the board does not say whose turn it is:\n{text}")
+        raise GameError(f"no Othello board found in:\n{text}")
+
+    # --- scoring ---------------------------------------------------------
+    def margin(self, state: OthelloState, player: int) -> float:
+        """(``player``'s discs - the opponent's) / 64."""
+        mover, other, to_play = state
+        diff = mover.bit_count() - other.bit_count()
+        return (diff if player == to_play else -diff) / 64
+
+    def evaluate(self, state: OthelloState, player: int) -> float:
+        """A heuristic value for ``player`` in [-1, 1].
+
+        The weighted sum of four terms, each in [-1, 1], as Othello tutorials
+        describe them (Sannidhanam and Annamalai, "An Analysis of Heuristics
+        in Othello"): corners held (weight 0.35), mobility (legal placements,
+        0.3), Norvig's positional weights (0.25) and disc parity (0.1) —
+        parity matters least until the end, corners and mobility most.
+        """
+        mover, other, to_play = state
+        mine_mask, theirs_mask = _masks(state)
+        mine = mine_mask.bit_count()
+        theirs = theirs_mask.bit_count()
+        mobility = (mine - theirs) / (mine + theirs) if mine + theirs else 0.0
+        corners = ((mover & BB_CORNERS).bit_count() - (other & BB_CORNERS).bit_count()) / 4
+        discs_mover = mover.bit_count()
+        discs_other = other.bit_count()
+        parity = (discs_mover - discs_other) / (discs_mover + discs_other)
+        position = (_weight(mover) - _weight(other)) / _WEIGHT_SCALE
+        value = 0.35 * corners + 0.3 * mobility + 0.25 * position + 0.1 * parity
+        return value if player == to_play else -value
+
+
+class _ChunkWeights(dict[int, int]):
+    """Sum of ``WEIGHTS`` over the set bits of a 16-bit chunk, filled on first
+    use, like ``_ChunkSquares``."""
+
+    def __init__(self, offset: int) -> None:
+        super().__init__()
+        self.offset = offset
+
+    def __missing__(self, chunk: int) -> int:
+        total = sum(WEIGHTS[self.offset + i] for i in range(16) if chunk >> i & 1)
+        self[chunk] = total
+        return total
+
+
+_W0, _W1, _W2, _W3 = (_ChunkWeights(offset) for offset in (0, 16, 32, 48))
+
+
+def _weight(discs: Bitboard) -> int:
+    """Sum of ``WEIGHTS`` over ``discs``."""
+    return (
+        _W0[discs & 0xFFFF]
+        + _W1[discs >> 16 & 0xFFFF]
+        + _W2[discs >> 32 & 0xFFFF]
+        + _W3[discs >> 48]
+    )
