@@ -1,0 +1,119 @@
+"""The GEM adapter: registration, seeding, the 5-tuple, the trajectory in info."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+pytest.importorskip("gem", reason="gem-llm is not installed: pip install -e '.[gem]'")
+
+from adapters.gem import ID_PREFIX, GameEnv, register
+from core.episode import Episode, EpisodeFinishedError, EpisodeNotStartedError
+from core.games import list_games
+from core.players import ScriptedPlayer
+from core.tasks import Task
+
+
+def play(env: Any, policy: str = "noisy:0.3/minimax:1") -> tuple[list[str], tuple[Any, ...]]:
+    """A whole game through ``env``; the replies and the last step's 5-tuple."""
+    player = ScriptedPlayer(policy, 0)
+    obs, info = env.reset()
+    messages = [
+        {"role": "system", "content": info["system_prompt"]},
+        {"role": "user", "content": obs},
+    ]
+    replies: list[str] = []
+    while True:
+        reply = player.reply(messages)
+        replies.append(reply)
+        out = env.step(reply)
+        if out[2] or out[3]:
+            return replies, out
+        messages += [{"role": "assistant", "content": reply}, {"role": "user", "content": out[0]}]
+
+
+def test_register_is_idempotent_and_covers_every_game() -> None:
+    import gem
+    from gem.envs.registration import ENV_REGISTRY
+
+    register()
+    register()
+    for game in list_games():
+        assert ENV_REGISTRY[ID_PREFIX + game].kwargs == {"game": game}
+        env = gem.make(ID_PREFIX + game, seed=4)
+        assert env.task == Task(game=game, seed=4)
+
+
+def test_import_leaves_the_root_logger_alone() -> None:
+    code = "import logging, adapters.gem; r = logging.getLogger(); print(len(r.handlers), r.level)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["0", str(30)]  # no handler added, WARNING kept
+
+
+@pytest.mark.parametrize("game", ["tictactoe", "othello", "wordle"])
+def test_trajectory_in_final_info_equals_core_replay(game: str) -> None:
+    task = Task(game=game, seed=9)
+    replies, (obs, reward, terminated, truncated, info) = play(GameEnv(task=task.to_dict()))
+    reference = Episode.replay(task, replies)
+    assert terminated and not truncated
+    assert info["trajectory"] == reference.to_dict()
+    assert info["reward"] == reference.reward().to_dict()
+    assert reward == reference.reward().total
+    assert obs == reference.observation
+
+
+def test_reset_never_seeds_global_random() -> None:
+    np = pytest.importorskip("numpy")
+    env = GameEnv(game="wordle")
+    random.seed(123)
+    np.random.seed(123)
+    expected = (random.random(), np.random.random())
+    random.seed(123)
+    np.random.seed(123)
+    env.reset(seed=5)
+    env.step("<move>crane</move>")
+    assert (random.random(), np.random.random()) == expected
+
+
+def test_seed_kwarg_and_reset_seed_pick_the_game() -> None:
+    env = GameEnv(game="wordle", seed=1)
+    first, _ = env.reset()
+    again, _ = env.reset()  # same task, same game
+    assert first == again
+    _, info = env.reset(seed=2)
+    assert info["task"]["seed"] == 2 and env.task.seed == 2
+    a = play(GameEnv(game="wordle", seed=2), "minimax:1")[0]
+    b = play(GameEnv(game="wordle", seed=3), "minimax:1")[0]
+    assert a != b  # different hidden words
+
+
+def test_turn_cap_is_truncated_and_settled() -> None:
+    env = GameEnv(task={"game": "tictactoe", "max_turns": 1, "turn_cap_result": "draw"})
+    env.reset()
+    _, reward, terminated, truncated, info = env.step("<move>4</move>")
+    assert terminated and truncated
+    assert info["termination"] == "turn_cap" and info["result"] == "draw"
+    assert reward == info["reward"]["total"]
+
+
+def test_out_of_order_steps_raise_core_errors() -> None:
+    env = GameEnv(task={"game": "tictactoe", "max_turns": 1})
+    with pytest.raises(EpisodeNotStartedError):
+        env.step("<move>4</move>")
+    env.reset()
+    env.step("<move>4</move>")
+    with pytest.raises(EpisodeFinishedError):
+        env.step("<move>0</move>")
+
+
+def test_vector_env_builds_distinct_seeds() -> None:
+    import gem
+
+    register()
+    vec = gem.make_vec([ID_PREFIX + "tictactoe"] * 2, seed=10)
+    _, infos = vec.reset()
+    assert [i["task"]["seed"] for i in infos] == [10, 11]
