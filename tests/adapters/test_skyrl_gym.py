@@ -1,0 +1,90 @@
+"""The SkyRL Gym adapter: registration, init/step/metrics, SkyRL's max_turns cap."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+pytest.importorskip("skyrl_gym", reason="skyrl-gym is not installed: pip install -e '.[skyrl]'")
+
+import skyrl_gym
+
+from adapters.skyrl_gym import ENV_ID, GameTextEnv, make_row, register
+from core.episode import Episode
+from core.players import ScriptedPlayer
+from core.tasks import Task
+
+
+def make(extras: dict[str, Any]) -> Any:
+    register()
+    return skyrl_gym.make(ENV_ID, env_config={}, extras=extras)
+
+
+def test_register_twice_is_harmless() -> None:
+    register()
+    register()
+    assert isinstance(make({"task": {"game": "tictactoe"}}), GameTextEnv)
+
+
+@pytest.mark.parametrize("game", ["connect_four", "othello", "wordle"])
+def test_whole_game_matches_core_replay(game: str) -> None:
+    task = Task(game=game, seed=21)
+    env = make({"task": task.to_dict(), "max_turns": task.turn_limit()})
+    messages, info = env.init(make_row(task)["prompt"])
+    episode = Episode(task)
+    assert messages == [
+        {"role": "system", "content": episode.system_prompt},
+        {"role": "user", "content": episode.reset()},
+    ]
+    assert info["task"] == task.to_dict()
+    player = ScriptedPlayer("noisy:0.3/minimax:1", 0)
+    replies: list[str] = []
+    while True:
+        reply = player.reply(messages)
+        replies.append(reply)
+        out = env.step(reply)
+        if out["done"]:
+            break
+        assert out["reward"] == 0.0 and len(out["observations"]) == 1
+        messages += [{"role": "assistant", "content": reply}, *out["observations"]]
+    reference = Episode.replay(task, replies)
+    assert out["observations"] == []
+    assert out["metadata"]["trajectory"] == reference.to_dict()
+    assert out["reward"] == reference.reward().total
+    metrics = env.get_metrics()
+    assert metrics["reward"] == reference.reward().total
+    assert metrics["turns"] == len(replies)
+    assert metrics["win"] == float(reference.result == "win")
+    for name, value in reference.reward().components.items():
+        assert metrics[f"reward/{name}"] == value
+
+
+def test_skyrl_max_turns_becomes_a_settled_turn_cap() -> None:
+    env = make({"task": {"game": "othello", "seed": 2}, "max_turns": 2})
+    assert env.episode.task.max_turns == 2 and env.max_turns == 2
+    env.init([])
+    assert not env.step("<move>nonsense</move>")["done"]
+    out = env.step("<move>nonsense</move>")
+    assert out["done"]
+    assert out["metadata"]["termination"] == "turn_cap"
+    assert out["metadata"]["result"] == "loss"  # the task's turn_cap_result
+    assert out["metadata"]["trajectory"]["task"]["max_turns"] == 2
+
+
+def test_a_generous_cap_leaves_the_task_alone() -> None:
+    task = Task(game="tictactoe", seed=1)
+    env = make({"task": task.to_dict(), "max_turns": 1000})
+    assert env.episode.task == task
+
+
+def test_flat_row_fields_are_a_task() -> None:
+    env = make({"game": "wordle", "seed": 8, "reward_spec": {}, "max_turns": 100})
+    assert env.episode.task == Task(game="wordle", seed=8)
+
+
+def test_metrics_before_the_end_hold_no_reward() -> None:
+    env = make({"task": {"game": "tictactoe"}})
+    env.init([])
+    env.step("<move>4</move>")
+    assert env.get_metrics() == {"turns": 1}
