@@ -1,0 +1,195 @@
+"""The NeMo Gym adapter: both resources servers as real processes from .venv-nemo.
+
+The servers start once per module (NeMo Gym takes several seconds to import);
+each test opens its own sessions with its own cookie jar.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from adapters.nemo_gym.rows import DONE_HEADER, make_row
+from core.episode import Episode
+from core.players import ScriptedPlayer
+from core.tasks import Task
+from rollouts.drivers.nemo_gym import nemo_python
+
+pytestmark = [
+    pytest.mark.nemo,
+    pytest.mark.server,
+    pytest.mark.skipif(
+        not nemo_python().exists(),
+        reason=f"{nemo_python()} is missing: `make setup-nemo` builds .venv-nemo (Python 3.12)",
+    ),
+]
+
+TOOLS_TTL = 3.0
+
+
+def _server(style: str, *extra: str) -> Any:
+    from rollouts.drivers.nemo_gym import ROOT
+    from rollouts.servers import start_server
+
+    argv = ["python", "-m", "adapters.nemo_gym", "--style", style, "--port", "{port}", *extra]
+    return start_server(argv, "/", {"PYTHONUNBUFFERED": "1"}, str(nemo_python()), cwd=ROOT)
+
+
+@pytest.fixture(scope="module")
+def urls() -> Iterator[dict[str, str]]:
+    from rollouts.drivers.nemo_gym import _start_together
+
+    managers = [
+        _server("gymnasium", "--game", "othello"),
+        _server("tools", "--session-ttl", str(TOOLS_TTL)),
+    ]
+    gym, tools = _start_together(managers)
+    try:
+        yield {"gymnasium": gym.base_url, "tools": tools.base_url}
+    finally:
+        for manager in managers:
+            manager.__exit__(None, None, None)
+
+
+def response(text: str) -> dict[str, Any]:
+    """A minimal NeMoGymResponse holding one assistant message."""
+    return {
+        "id": "resp_test",
+        "created_at": 0.0,
+        "model": "test",
+        "object": "response",
+        "parallel_tool_calls": False,
+        "tool_choice": "auto",
+        "tools": [],
+        "output": [
+            {
+                "id": "msg_test",
+                "type": "message",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": text, "annotations": []}],
+            }
+        ],
+    }
+
+
+@pytest.mark.parametrize("game", ["tictactoe", "connect_four", "wordle"])
+def test_gymnasium_game_matches_core_replay(urls: dict[str, str], game: str) -> None:
+    task = Task(game=game, seed=5)
+    row = make_row(task)
+    player = ScriptedPlayer("noisy:0.3/minimax:1", 0)
+    with httpx.Client(base_url=urls["gymnasium"], timeout=60) as env:
+        reset = env.post("/reset", json=row).json()
+        assert reset["observation"] == Episode(task).reset()
+        assert reset["info"]["task"] == task.to_dict()
+        messages = [*row["responses_create_params"]["input"]]
+        messages.append({"role": "user", "content": reset["observation"]})
+        replies: list[str] = []
+        while True:
+            reply = player.reply(messages)
+            replies.append(reply)
+            step = env.post("/step", json={**row, "response": response(reply)})
+            assert step.status_code == 200, step.text
+            out = step.json()
+            if out["terminated"]:
+                break
+            assert out["reward"] == 0.0 and "trajectory" not in out["info"]
+            messages += [
+                {"role": "assistant", "content": reply},
+                {"role": "user", "content": out["observation"]},
+            ]
+        reference = Episode.replay(task, replies)
+        assert out["info"]["trajectory"] == reference.to_dict()
+        assert out["reward"] == reference.reward().total
+        assert not out["truncated"]
+        # The finished session was released: its cookie now names no game.
+        gone = env.post("/step", json={**row, "response": response("<move>1</move>")})
+        assert gone.status_code == 404
+
+
+def test_gymnasium_rows_without_a_task_use_the_server_game(urls: dict[str, str]) -> None:
+    params = {"input": [{"role": "system", "content": "x"}]}
+    with httpx.Client(base_url=urls["gymnasium"], timeout=60) as env:
+        out = env.post("/reset", json={"responses_create_params": params, "seed": 3}).json()
+    assert out["info"]["task"] == Task(game="othello", seed=3).to_dict()
+
+
+def test_gymnasium_sessions_are_independent(urls: dict[str, str]) -> None:
+    row = make_row(Task(game="tictactoe", seed=1))
+    with (
+        httpx.Client(base_url=urls["gymnasium"], timeout=60) as a,
+        httpx.Client(base_url=urls["gymnasium"], timeout=60) as b,
+    ):
+        a.post("/reset", json=row).raise_for_status()
+        b.post("/reset", json=row).raise_for_status()
+        out_a = a.post("/step", json={**row, "response": response("<move>4</move>")}).json()
+        out_b = b.post("/step", json={**row, "response": response("<move>0</move>")}).json()
+    assert out_a["info"]["move"] == "4" and out_b["info"]["move"] == "0"
+    assert out_a["info"]["turn"] == out_b["info"]["turn"] == 1
+
+
+def test_bad_task_is_a_422(urls: dict[str, str]) -> None:
+    row = make_row(Task(game="tictactoe"))
+    row["task"]["depth"] = 99
+    with httpx.Client(base_url=urls["gymnasium"], timeout=60) as env:
+        assert env.post("/reset", json=row).status_code == 422
+
+
+def test_tools_game_verify_returns_engine_reward(urls: dict[str, str]) -> None:
+    task = Task(game="othello", seed=7)
+    row = make_row(task, "tools")
+    player = ScriptedPlayer("minimax:1", 0)
+    messages = list(row["responses_create_params"]["input"])
+    assert row["responses_create_params"]["tools"][0]["name"] == "make_move"
+    moves: list[dict[str, str]] = []
+    with httpx.Client(base_url=urls["tools"], timeout=60) as env:
+        seeded = env.post("/seed_session", json=row).json()
+        assert seeded["observation"] == messages[-1]["content"]
+        illegal = env.post("/make_move", json={"move": "a1"})
+        assert illegal.headers[DONE_HEADER] == "0" and "a1" in illegal.text
+        moves.append({"move": "a1"})
+        messages.append({"role": "user", "content": illegal.text})
+        done = False
+        while not done:
+            move = str(player.move(messages))
+            moves.append({"move": move})
+            result = env.post("/make_move", json={"move": move})
+            done = result.headers[DONE_HEADER] == "1"
+            messages += [
+                {"role": "assistant", "content": f"<move>{move}</move>"},
+                {"role": "user", "content": result.text},
+            ]
+        assert env.post("/make_move", json={"move": "pass"}).status_code == 409
+        verify = env.post("/verify", json={**row, "response": response("done")}).json()
+        # Verified: the session is released.
+        assert env.post("/make_move", json={"move": "pass"}).status_code == 404
+    reference = Episode.replay(task, moves)
+    assert verify["finished"] is True
+    assert verify["trajectory"] == reference.to_dict()
+    assert verify["reward_breakdown"] == reference.reward().to_dict()
+    assert verify["reward"] == reference.reward().total
+    assert verify["result"] == reference.result
+
+
+def test_tools_verify_of_an_unfinished_game_scores_nothing(urls: dict[str, str]) -> None:
+    row = make_row(Task(game="tictactoe"), "tools")
+    with httpx.Client(base_url=urls["tools"], timeout=60) as env:
+        env.post("/seed_session", json=row).raise_for_status()
+        env.post("/make_move", json={"move": "4"}).raise_for_status()
+        verify = env.post("/verify", json={**row, "response": response("I stop.")}).json()
+    assert verify["finished"] is False and verify["reward"] == 0.0
+    assert verify["reward_breakdown"] is None and len(verify["trajectory"]["events"]) == 1
+
+
+def test_tools_abandoned_sessions_expire(urls: dict[str, str]) -> None:
+    row = make_row(Task(game="tictactoe"), "tools")
+    with httpx.Client(base_url=urls["tools"], timeout=60) as old:
+        old.post("/seed_session", json=row).raise_for_status()
+        time.sleep(TOOLS_TTL + 0.5)
+        with httpx.Client(base_url=urls["tools"], timeout=60) as new:
+            new.post("/seed_session", json=row).raise_for_status()  # sweeps idle sessions
+        assert old.post("/make_move", json={"move": "4"}).status_code == 404
