@@ -33,6 +33,9 @@ DEFAULT_COMPARE_POLICY = "noisy:0.3/minimax:1"
 """Compare and demo use a noisy player so malformed and illegal replies are
 exercised too (the conformance suite's policy)."""
 DEMO_GAMES = ("tictactoe", "othello")
+DEMO_POLICY = "noisy:0.1/minimax:1"
+"""Less noise than compare's default, so that Othello games are played out
+rather than forfeited after four bad replies."""
 
 
 def _out(text: str = "") -> None:
@@ -345,7 +348,7 @@ def _add_demo(p: argparse.ArgumentParser) -> None:
     p.add_argument("--games", default=",".join(DEMO_GAMES))
     p.add_argument("--frameworks", default=None, help="default: every available driver")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--policy", default=DEFAULT_COMPARE_POLICY)
+    p.add_argument("--policy", default=DEMO_POLICY, help="default %(default)s")
     p.add_argument("--concurrency", type=int, default=2)
     p.add_argument("--out", default=None, help="output directory (default runs/demo-TIME)")
     p.set_defaults(

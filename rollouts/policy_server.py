@@ -672,6 +672,14 @@ def serve(
     model_name: str = DEFAULT_MODEL_NAME,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
 ) -> None:
-    """Run the policy server in the foreground (``gamebridge serve-policy``)."""
+    """Run the policy server in the foreground (``gamebridge serve-policy``);
+    ``port=0`` picks a free one. Prints the base URL once listening."""
     app = create_app(policy, seed, model_name=model_name, max_body_bytes=max_body_bytes)
-    uvicorn.run(app, host=host, port=port, log_level="info")
+    sock = _bind(host, port)
+    actual = sock.getsockname()[1]
+    print(f"policy server ({policy}, seed {seed}) at http://{host}:{actual}/v1", flush=True)
+    config = uvicorn.Config(app, log_level="info", access_log=False, lifespan="off")
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        sock.close()

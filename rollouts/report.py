@@ -24,6 +24,7 @@ from rollouts.summary import (
     bucket_label,
     summarize,
     summary_rows,
+    trajectory_mode,
     wilson_interval,
 )
 
@@ -237,7 +238,8 @@ _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:24px;color:#222;max-width:1200px}
 h1{font-size:1.5em}h2{margin-top:1.6em;border-bottom:1px solid #ccc}
 table.summary{border-collapse:collapse;font-size:.9em}
-table.summary td,table.summary th{border:1px solid #ccc;padding:3px 8px;text-align:right}
+table.summary td,table.summary th{border:1px solid #ccc;padding:3px 8px;text-align:right;
+white-space:nowrap}
 table.summary td:first-child,table.summary th:first-child{text-align:left}
 .verdict{font-weight:bold;padding:8px 12px;border-radius:4px;display:inline-block}
 .ok{background:#e3f4e1;color:#1d5e1a}.bad{background:#fbe3e3;color:#8a1c1c}
@@ -326,9 +328,20 @@ def render_report(
             items = "".join(f"<li>{_e(d.describe())}</li>" for d in s.divergences)
             body.append(f'<div class="bad"><b>Trajectories differ:</b><ul>{items}</ul></div>')
         elif len(s.records) > 1:
+            tools = [
+                n
+                for n, recs in s.records.items()
+                if any(trajectory_mode(r.trajectory) == "tools" for r in recs)
+            ]
+            note = (
+                f" Tool-calling frameworks ({', '.join(tools)}) were checked against core "
+                "driven with the make_move tool."
+                if tools
+                else ""
+            )
             body.append(
                 f'<p class="ok">Trajectories and rewards identical across '
-                f"{len(s.records)} frameworks.</p>"
+                f"{len(s.records)} frameworks.{_e(note)}</p>"
             )
         body.append(summary_table_html(s.summaries))
         counts = "; ".join(

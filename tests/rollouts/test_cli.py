@@ -208,3 +208,29 @@ def add_hello(parser) -> None:  # type: ignore[no-untyped-def]
     """Say hello (a test plugin)."""
     parser.add_argument("--name", default="world")
     parser.set_defaults(func=lambda args: print(f"hello {args.name}") or 0)
+
+
+def test_serve_policy_subprocess() -> None:
+    """`gamebridge serve-policy` as a subprocess, started with start_server."""
+    import httpx
+
+    from rollouts.servers import start_server
+
+    argv = [
+        "python",
+        "-m",
+        "rollouts.cli",
+        "serve-policy",
+        "--policy",
+        "minimax:1",
+        "--seed",
+        "3",
+        "--port",
+        "{port}",
+    ]
+    with start_server(argv, "/health", timeout=60) as srv:
+        health = httpx.get(f"{srv.base_url}/health").json()
+        assert health["policy"] == "minimax:1" and health["seed"] == 3
+        models = httpx.get(f"{srv.base_url}/v1/models").json()
+        assert models["data"][0]["id"] == "scripted"
+    assert srv.process.returncode is not None
