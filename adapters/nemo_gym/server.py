@@ -43,6 +43,8 @@ except ImportError as e:  # pragma: no cover - exercised only without the extra
 class GameServerConfig(BaseResourcesServerConfig):
     game: str = "tictactoe"
     """The game of rows that name none (a row's ``task.game`` wins)."""
+    style: str = "gymnasium"
+    """``gymnasium`` or ``tools``: which server ``app.py`` (ng_run's entrypoint) starts."""
     session_ttl_seconds: float = 1800.0
 
 
@@ -191,6 +193,7 @@ def build_app(
         entrypoint="adapters/nemo_gym/server.py",
         name=f"gamebridge_{style}",
         game=game,
+        style=style,
         session_ttl_seconds=session_ttl_seconds,
     )
     client = ServerClient(

@@ -6,6 +6,7 @@ each test opens its own sessions with its own cookie jar.
 
 from __future__ import annotations
 
+import subprocess
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -193,3 +194,26 @@ def test_tools_abandoned_sessions_expire(urls: dict[str, str]) -> None:
         with httpx.Client(base_url=urls["tools"], timeout=60) as new:
             new.post("/seed_session", json=row).raise_for_status()  # sweeps idle sessions
         assert old.post("/make_move", json={"move": "4"}).status_code == 404
+
+
+CONFIG_CHECK = """
+from omegaconf import OmegaConf
+from adapters.nemo_gym.server import GameServerConfig
+from responses_api_agents.gymnasium_agent.app import GymnasiumAgentConfig
+cfg = OmegaConf.to_container(OmegaConf.load("adapters/nemo_gym/gamebridge.yaml"))
+at = {"host": "127.0.0.1", "port": 1, "name": "x"}
+res = GameServerConfig.model_validate({**cfg["gamebridge_resources_server"]["resources_servers"]["gamebridge"], **at})
+agent = GymnasiumAgentConfig.model_validate({**cfg["gamebridge_gymnasium_agent"]["responses_api_agents"]["gymnasium_agent"], **at})
+assert agent.resources_server.name in cfg, agent.resources_server.name
+print(res.style, res.domain.value, agent.max_steps)
+"""
+
+
+def test_ng_run_config_validates_against_nemo_gym_models() -> None:
+    from rollouts.drivers.nemo_gym import ROOT
+
+    out = subprocess.run(
+        [str(nemo_python()), "-c", CONFIG_CHECK], cwd=ROOT, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["gymnasium", "games", "100"]
