@@ -19,7 +19,7 @@ except ImportError as e:  # pragma: no cover - exercised only without the extra
         "adapters.openenv needs openenv-core 0.3; install with: pip install -e '.[openenv]'"
     ) from e
 
-from core import Episode, EpisodeNotStartedError
+from core import Episode, EpisodeNotStartedError, Task
 
 
 class GameAction(Action):
@@ -76,7 +76,7 @@ class GameEnvironment(Environment[GameAction, GameObservation, GameState]):
             raise TypeError(f"pass a task row or task fields, not both (got {sorted(fields)})")
         row = dict(task) if task is not None else {
             "game": self.default_game, **({} if seed is None else {"seed": seed}), **fields}
-        self.episode = Episode(row)
+        self.episode = Episode(Task.from_dict(row))  # strict: an unknown field is an error
         self.episode_id = episode_id or uuid.uuid4().hex
         obs = self._observe(self.episode, self.episode.reset(), {})
         obs.system_prompt = self.episode.system_prompt

@@ -20,7 +20,6 @@ from adapters.verifiers import (  # noqa: E402 - after the importorskip
     TASKSET_ID,
     ChatHarness,
     GameEnv,
-    GameTask,
     GameTaskset,
     GameTasksetConfig,
 )
@@ -80,14 +79,15 @@ def test_reward_methods_read_the_breakdown_and_refuse_an_unfinished_game() -> No
     breakdown = episode.reward()
 
     class FakeTrace:
-        info = {"reward": breakdown.to_dict()}
-        stop_condition = "forfeit"
+        def __init__(self, info: dict[str, Any]) -> None:
+            self.info = info
+            self.stop_condition = "forfeit"
 
     for fn in task.hooks("reward"):
-        assert asyncio.run(fn(trace=FakeTrace())) == breakdown.components[fn.__name__]
-    FakeTrace.info = {}
+        score = asyncio.run(fn(trace=FakeTrace({"reward": breakdown.to_dict()})))
+        assert score == breakdown.components[fn.__name__]
     with pytest.raises(ValueError, match="did not finish"):
-        asyncio.run(task.hooks("reward")[0](trace=FakeTrace()))
+        asyncio.run(task.hooks("reward")[0](trace=FakeTrace({})))
 
 
 async def _run_env(rows: list[dict[str, Any]], base_url: str) -> list[Any]:
