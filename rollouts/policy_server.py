@@ -281,6 +281,11 @@ class PolicyModel:
         return Answer(text=str(text), move=None, call_id=call_id, prompt_tokens=prompt_tokens)
 
 
+def _reject_constant(name: str) -> Any:
+    """NaN and Infinity are not JSON (Python's parser accepts them by default)."""
+    raise RequestError(f"request body is not valid JSON: {name} is not a JSON number")
+
+
 def _sse(data: Any) -> str:
     return f"data: {json.dumps(data)}\n\n"
 
@@ -340,7 +345,7 @@ def create_app(
         if not raw:
             raise RequestError("empty request body; expected a JSON object")
         try:
-            body = json.loads(raw)
+            body = json.loads(raw, parse_constant=_reject_constant)
         except (json.JSONDecodeError, UnicodeDecodeError) as e:
             raise RequestError(f"request body is not valid JSON: {e}") from e
         if not isinstance(body, dict):

@@ -271,6 +271,8 @@ BAD_CHAT: list[tuple[Any, int]] = [
     (b"{not json", 400),
     (b"", 400),
     (b"\xff\xfe", 400),
+    (b'{"messages": [], "temperature": NaN}', 400),
+    (json.dumps({"messages": GOOD, "temperature": 1e999}).encode(), 400),
     ([1, 2], 400),
     ({}, 400),
     ({"messages": []}, 400),
@@ -349,3 +351,74 @@ def test_body_limit_and_routes(url: str, http: httpx.Client) -> None:
     assert http.get(f"{url}/nowhere").status_code == 404
     r = http.get(f"{url}/chat/completions")
     assert r.status_code == 405 and r.json()["error"]["message"]
+
+
+def test_fuzzed_payloads_never_5xx(url: str, http: httpx.Client) -> None:
+    """Random JSON in every field the server reads: 2xx or 4xx, never 5xx."""
+    hypothesis = pytest.importorskip("hypothesis")
+    st = hypothesis.strategies
+    scalars = (
+        st.none()
+        | st.booleans()
+        | st.integers()
+        | st.floats(allow_nan=False, allow_infinity=False)
+        | st.text(max_size=20)
+    )
+    values = st.recursive(
+        scalars,
+        lambda inner: (
+            st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+        ),
+        max_leaves=8,
+    )
+    message = st.fixed_dictionaries(
+        {
+            "role": st.sampled_from(["system", "user", "assistant", "tool", "x"]),
+            "content": values | st.text(max_size=40),
+        }
+    )
+    chat = st.fixed_dictionaries(
+        {},
+        optional={
+            "messages": st.lists(message, max_size=3) | values | st.just(GOOD),
+            "stream": values,
+            "n": values,
+            "tools": values,
+            "tool_choice": values,
+            "model": values,
+            "stream_options": values,
+        },
+    )
+    responses = st.fixed_dictionaries(
+        {},
+        optional={
+            "input": st.just(GOOD[1]["content"])
+            | values
+            | st.lists(
+                st.dictionaries(
+                    st.sampled_from(["type", "role", "content", "call_id", "output", "arguments"]),
+                    values,
+                    max_size=4,
+                ),
+                max_size=3,
+            ),
+            "instructions": values | st.just(GOOD[0]["content"]),
+            "tools": values,
+            "stream": values,
+            "tool_choice": values,
+        },
+    )
+
+    @hypothesis.settings(
+        max_examples=80,
+        deadline=None,
+        derandomize=True,
+        suppress_health_check=list(hypothesis.HealthCheck),
+    )
+    @hypothesis.given(chat, responses)
+    def check(chat_body: dict[str, Any], resp_body: dict[str, Any]) -> None:
+        for path, body in (("chat/completions", chat_body), ("responses", resp_body)):
+            r = http.post(f"{url}/{path}", json=body)
+            assert r.status_code < 500, (path, body, r.text)
+
+    check()
