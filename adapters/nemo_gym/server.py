@@ -8,6 +8,7 @@ gives up never says so).
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -130,9 +131,8 @@ class VerifyRequest(BaseVerifyRequest):
 
 class VerifyResponse(BaseVerifyResponse):
     model_config = ConfigDict(extra="allow")
-    finished: bool
-    result: str | None = None
-    reward_breakdown: dict | None = None
+    result: str
+    reward_breakdown: dict
     trajectory: dict
 
 
@@ -166,15 +166,35 @@ class GameToolsServer(SimpleResourcesServer):
     async def verify(self, request: Request, body: VerifyRequest) -> VerifyResponse:  # type: ignore[override]
         episode = _episode(self.sessions, request.session[SESSION_ID_KEY])
         self.sessions.pop(str(request.session[SESSION_ID_KEY]), None)  # verified: released
-        breakdown = episode.reward().to_dict() if episode.done else None
+        if not episode.done:
+            episode = _settle(episode, body.response)
+        breakdown = episode.reward().to_dict()
         return VerifyResponse(
             **body.model_dump(),
-            reward=breakdown["total"] if breakdown else 0.0,
-            finished=episode.done,
+            reward=breakdown["total"],
             result=episode.result,
             reward_breakdown=breakdown,
             trajectory=episode.to_dict(),
         )
+
+
+def _settle(episode: Episode, response: NeMoGymResponse) -> Episode:
+    """The model stopped calling ``make_move`` before the game ended (the model
+    decides when to stop in NeMo Gym). Its closing text is its last reply, judged
+    as core judges any text reply; if the game still goes on, it ends there as the
+    task's turn cap (a settled end, scored by the rubric): the episode is replayed
+    with ``max_turns`` = the replies made, so the trajectory replays as it is."""
+    output = list(response.output)
+    start = len(output)  # the closing messages: after the last tool call or tool output
+    while start > 0 and output[start - 1].type in ("message", "reasoning"):
+        start -= 1
+    text = extract_text(response.model_copy(update={"output": output[start:]}))
+    episode.step(text)
+    if episode.done:
+        return episode
+    replies = [e["reply"] if e["kind"] == "text" else {"move": e["reply"]} for e in episode.events]
+    capped = dataclasses.replace(episode.task, max_turns=len(replies))
+    return Episode.replay(capped, replies, episode.rubric)
 
 
 def build_app(

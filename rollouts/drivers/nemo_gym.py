@@ -12,7 +12,8 @@ ports for the run and stopped afterwards.
   each call posted to ``/make_move``, then ``/verify``. The loop is written
   here (the simple agent asks the model once more after the game ends and
   stops only when it answers in text) and ends when the server says the game
-  is over, or when the model answers without a tool call.
+  is over, or when the model answers without a tool call (``/verify`` then
+  takes that text as the model's last reply and settles the game).
 
 The trajectory and reward come back from the server: the agent's final
 ``info`` (gymnasium) or the ``/verify`` response (tools).
@@ -245,9 +246,6 @@ class NemoGymToolsDriver(NemoGymDriver):
                 f"nemo_gym /verify answered {verify.status_code}: {verify.text[:500]}"
             )
         body = verify.json()
-        reward = body["reward_breakdown"] or {
-            "total": body["reward"],
-            "components": {},
-            "weights": {},
-        }
-        return make_record(self.name, task, body["trajectory"], reward, clock, steps, tokens)
+        return make_record(
+            self.name, task, body["trajectory"], body["reward_breakdown"], clock, steps, tokens
+        )

@@ -6,6 +6,7 @@ each test opens its own sessions with its own cookie jar.
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import time
 from collections.abc import Iterator
@@ -169,21 +170,46 @@ def test_tools_game_verify_returns_engine_reward(urls: dict[str, str]) -> None:
         # Verified: the session is released.
         assert env.post("/make_move", json={"move": "pass"}).status_code == 404
     reference = Episode.replay(task, moves)
-    assert verify["finished"] is True
     assert verify["trajectory"] == reference.to_dict()
     assert verify["reward_breakdown"] == reference.reward().to_dict()
     assert verify["reward"] == reference.reward().total
     assert verify["result"] == reference.result
 
 
-def test_tools_verify_of_an_unfinished_game_scores_nothing(urls: dict[str, str]) -> None:
-    row = make_row(Task(game="tictactoe"), "tools")
+def test_tools_a_stopped_game_is_a_settled_turn_cap(urls: dict[str, str]) -> None:
+    task = Task(game="tictactoe", seed=2)
+    row = make_row(task, "tools")
+    stop = response("I would rather stop here.")
+    call = {
+        "type": "function_call",
+        "call_id": "c1",
+        "name": "make_move",
+        "arguments": '{"move": "4"}',
+    }
     with httpx.Client(base_url=urls["tools"], timeout=60) as env:
         env.post("/seed_session", json=row).raise_for_status()
-        env.post("/make_move", json={"move": "4"}).raise_for_status()
-        verify = env.post("/verify", json={**row, "response": response("I stop.")}).json()
-    assert verify["finished"] is False and verify["reward"] == 0.0
-    assert verify["reward_breakdown"] is None and len(verify["trajectory"]["events"]) == 1
+        output = env.post("/make_move", json={"move": "4"}).text
+        tool_output = {"type": "function_call_output", "call_id": "c1", "output": output}
+        stop["output"] = [call, tool_output, *stop["output"]]
+        verify = env.post("/verify", json={**row, "response": stop}).json()
+    # The closing text is the model's last reply (a format failure here); the game
+    # then ends on it as a turn cap, settled as the task says (a loss by default).
+    replies = [{"move": "4"}, "I would rather stop here."]
+    reference = Episode.replay(dataclasses.replace(task, max_turns=2), replies)
+    assert verify["trajectory"] == reference.to_dict()
+    assert verify["result"] == "loss" and verify["trajectory"]["termination"] == "turn_cap"
+    assert verify["reward_breakdown"] == reference.reward().to_dict()
+    assert verify["reward"] == reference.reward().total
+
+
+def test_tools_a_closing_text_move_is_played(urls: dict[str, str]) -> None:
+    row = make_row(Task(game="tictactoe", seed=2), "tools")
+    with httpx.Client(base_url=urls["tools"], timeout=60) as env:
+        env.post("/seed_session", json=row).raise_for_status()
+        verify = env.post("/verify", json={**row, "response": response("<move>4</move>")}).json()
+    events = verify["trajectory"]["events"]
+    assert [(e["kind"], e["move"]) for e in events] == [("text", "4")]
+    assert verify["trajectory"]["task"]["max_turns"] == 1
 
 
 def test_tools_abandoned_sessions_expire(urls: dict[str, str]) -> None:
