@@ -410,7 +410,7 @@ def test_fuzzed_payloads_never_5xx(url: str, http: httpx.Client) -> None:
     )
 
     @hypothesis.settings(
-        max_examples=80,
+        max_examples=40,
         deadline=None,
         derandomize=True,
         suppress_health_check=list(hypothesis.HealthCheck),
