@@ -190,6 +190,8 @@ def test_errors_reach_the_client(server_url: str) -> None:
 @pytest.mark.server
 def test_the_documented_client_snippet(server_url: str, capsys: pytest.CaptureFixture[str]) -> None:
     code = _documented("from adapters.openenv", lang="python")
-    exec(code.replace("http://127.0.0.1:8001", server_url), {})
+    argv = shlex.split(_documented("python -m adapters.openenv"))
+    port = argv[argv.index("--port") + 1]
+    exec(code.replace(f"http://127.0.0.1:{port}", server_url), {})
     breakdown, result = capsys.readouterr().out.splitlines()[-2:]
     assert "'total'" in breakdown and result in ("win", "draw", "loss")

@@ -162,7 +162,7 @@ def test_the_documented_vf_eval_command_runs_offline(tmp_path: Path) -> None:
     argv = _documented_vf_eval()
     assert "--no-push" in argv and "--env.taskset.game" in argv
     with serve_in_thread("minimax:2", seed=0) as url:
-        argv = [url if a == "http://127.0.0.1:8000/v1" else a for a in argv]
+        argv[argv.index("--client.base-url") + 1] = url
         argv[argv.index("--output-dir") + 1] = str(tmp_path)
         argv[0] = str(Path(sys.executable).with_name("vf-eval"))
         done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=300,
