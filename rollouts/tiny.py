@@ -1,0 +1,450 @@
+"""A tiny local Qwen2-style model, its tokenizer, and the CPU learning demo.
+
+Nothing comes from a model hub:
+
+* the tokenizer is a byte-level BPE trained here (``tokenizers``) on game
+  text rendered by core (system prompts, observations, replies, tool calls),
+  laid out by TRL's own Qwen2.5 chat template (``trl.chat_template_utils``),
+  which TRL knows how to parse tool calls for;
+* the model is ``Qwen2ForCausalLM`` randomly initialised from a small config
+  (about 0.2M parameters).
+
+``run_tiny`` (``gamebridge train tiny`` / ``make train-tiny``): supervised
+warm-up on scripted games (``minimax:9`` wins and draws, played through the
+reference core driver with the policy server's scripted model in-process, and
+exported with ``rollouts.export``), then GRPO on Tic-Tac-Toe against a random opponent, with
+the legal-move rate and win rate on a fixed held-out task set printed before
+and after each stage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+SPECIAL_TOKENS = ("<|endoftext|>", "<|im_start|>", "<|im_end|>")
+"""Qwen2.5's: pad, turn start, turn end (= eos)."""
+ADDED_TOKENS = (
+    "<tool_call>",
+    "</tool_call>",
+    "<tool_response>",
+    "</tool_response>",
+    "<move>",
+    "</move>",
+    "<think>",
+    "</think>",
+)
+"""Kept whole (not special: decoding keeps them)."""
+TINY_CONFIG: dict[str, Any] = {
+    "hidden_size": 64,
+    "intermediate_size": 192,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "max_position_embeddings": 2048,
+    "tie_word_embeddings": True,
+}
+
+
+def _require() -> None:
+    try:
+        import tokenizers  # noqa: F401
+        import transformers  # noqa: F401
+        import trl  # noqa: F401
+    except ImportError as e:
+        raise ImportError("the tiny model needs TRL; install with: pip install -e '.[trl]'") from e
+
+
+# --- scripted games ------------------------------------------------------------------------------
+class ScriptedClient:
+    """``ChatClient.complete`` answered in-process by the policy server's own
+    ``PolicyModel`` (no HTTP: thousands of scripted turns in seconds)."""
+
+    def __init__(self, policy: str, seed: int = 0) -> None:
+        from rollouts.policy_server import PolicyModel
+
+        self.model = PolicyModel(policy, seed)
+
+    def complete(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, **_: Any
+    ) -> Any:
+        from rollouts.llm import Completion, ToolCall
+
+        answer = self.model.answer(messages, use_tool=bool(tools))
+        if answer.move is not None:
+            call = ToolCall(id=answer.call_id, name="make_move", arguments={"move": answer.move})
+            return Completion(text="", tool_calls=(call,))
+        return Completion(text=answer.text)
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+def scripted_records(tasks: Sequence[Any], policy: str, *, tools: bool, seed: int = 0) -> list[Any]:
+    """Rollout records of ``tasks`` played by ``ScriptedPlayer(policy)`` through
+    the reference core driver (``CoreDriver.run_task``)."""
+    from rollouts.drivers.base import RunContext
+    from rollouts.drivers.core import CoreDriver
+
+    client = ScriptedClient(policy, seed)
+    ctx = RunContext(base_url="in-process", model="scripted", api_key=None, client=client)  # type: ignore[arg-type]
+    driver = CoreDriver(use_tools=tools)
+    return [driver.run_task(task, ctx) for task in tasks]
+
+
+def chat_rows(records: Sequence[Any], keep: set[str]) -> list[dict[str, Any]]:
+    """SFT rows (``messages``, plus ``tools`` for tool-mode games) from records,
+    through ``rollouts.export`` (see ``rollouts.train_sft.normalize_messages``)."""
+    from rollouts.export import export_rows
+    from rollouts.train_sft import chat_row
+
+    by_id = {str(r.trajectory.get("task_id")): r for r in records}
+    return [
+        chat_row(row["messages"], game=row["game"], trajectory=by_id[row["task_id"]].trajectory)
+        for row in export_rows(records, keep)
+    ]
+
+
+# --- tokenizer and model ---------------------------------------------------------------------
+def _train_bpe(texts: Sequence[str], vocab_size: int) -> Any:
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.BPE())
+    # No word splitting: merges may span spaces, so the (highly repetitive) game text takes
+    # few tokens and the tiny model sees short sequences.
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=list(SPECIAL_TOKENS),
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    tok.train_from_iterator(texts, trainer=trainer)
+    return tok
+
+
+def _wrap(tok: Any) -> Any:
+    from transformers import PreTrainedTokenizerFast
+    from trl.chat_template_utils import qwen2_5_chat_template
+
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        eos_token="<|im_end|>",
+        pad_token="<|endoftext|>",
+        padding_side="left",
+        chat_template=qwen2_5_chat_template,
+    )
+    fast.add_tokens(list(ADDED_TOKENS))
+    return fast
+
+
+def build_tokenizer(rows: Sequence[dict[str, Any]], vocab_size: int = 1024) -> Any:
+    """A byte-level BPE tokenizer trained on ``rows`` (chat rows) as TRL's
+    Qwen2.5 chat template renders them (two passes: the first tokenizer only
+    renders the template)."""
+    _require()
+    pieces = [str(m.get("content") or "") for row in rows for m in row["messages"]]
+    first = _wrap(_train_bpe(pieces, 300))
+    texts = [
+        first.apply_chat_template(
+            row["messages"], tools=json.loads(row.get("tools") or "null"), tokenize=False
+        )
+        for row in rows
+    ]
+    return _wrap(_train_bpe(texts + pieces, vocab_size))
+
+
+def build_model(tokenizer: Any, seed: int = 0, **overrides: Any) -> Any:
+    """A randomly initialised ``Qwen2ForCausalLM`` for ``tokenizer``."""
+    _require()
+    import torch
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+    torch.manual_seed(seed)
+    config = Qwen2Config(
+        vocab_size=len(tokenizer),
+        bos_token_id=None,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        **{**TINY_CONFIG, **overrides},
+    )
+    model = Qwen2ForCausalLM(config)
+    model.generation_config.eos_token_id = tokenizer.eos_token_id
+    model.generation_config.pad_token_id = tokenizer.pad_token_id
+    model.generation_config.bos_token_id = None
+    return model
+
+
+TINY_MARKER = "gamebridge_tiny.json"
+"""Written beside a saved tiny model: its tokenizer must load as a plain
+``PreTrainedTokenizerFast`` (``AutoTokenizer`` would pick Qwen2's class for a
+``qwen2`` config and replace the pre-tokenizer the BPE was trained with)."""
+
+
+def save_tiny(
+    model: Any, tokenizer: Any, path: str | Path, info: dict[str, Any] | None = None
+) -> Path:
+    """Save a tiny model and its tokenizer (loadable with :func:`load_tokenizer`)."""
+    out = Path(path)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    (out / TINY_MARKER).write_text(json.dumps(info or {}, indent=2))
+    return out
+
+
+def load_tokenizer(name_or_path: str) -> Any:
+    """The tokenizer of a model folder or hub id, left-padded (tiny models: see :data:`TINY_MARKER`)."""
+    if (Path(name_or_path) / TINY_MARKER).exists():
+        from transformers import PreTrainedTokenizerFast
+
+        return PreTrainedTokenizerFast.from_pretrained(name_or_path, padding_side="left")
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(name_or_path, padding_side="left")
+
+
+# --- evaluation ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Evaluation:
+    """Held-out play, greedy decoding: share of replies that were legal moves,
+    and results."""
+
+    games: int
+    replies: int
+    legal_move_rate: float
+    win_rate: float
+    draw_rate: float
+    loss_rate: float
+    mean_reward: float
+
+
+def evaluate(
+    model: Any,
+    tokenizer: Any,
+    tasks: Sequence[Any],
+    *,
+    max_new_tokens: int = 24,
+    budget: int = 4096,
+) -> Evaluation:
+    """Play ``tasks`` in text mode (``<move>`` tags) with greedy decoding
+    through the same game loop as training (``TextRollout.play``)."""
+    from transformers import GenerationConfig
+
+    from adapters.trl.rollout import TextRollout
+
+    config = GenerationConfig(
+        do_sample=False,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        max_new_tokens=max_new_tokens,
+    )
+    was_training = model.training
+    model.eval()
+    try:
+        played = TextRollout(max_new_tokens).play(
+            model, tokenizer, list(tasks), config, [tokenizer.eos_token_id], budget
+        )
+    finally:
+        model.train(was_training)
+    eps = played.episodes
+    replies = sum(len(e.events) for e in eps)
+    valid = sum(1 for e in eps for ev in e.events if ev["error"] is None)
+    n = max(len(eps), 1)
+    return Evaluation(
+        games=len(eps),
+        replies=replies,
+        legal_move_rate=valid / max(replies, 1),
+        win_rate=sum(e.result == "win" for e in eps) / n,
+        draw_rate=sum(e.result == "draw" for e in eps) / n,
+        loss_rate=sum(e.result == "loss" for e in eps) / n,
+        mean_reward=sum(e.reward().total for e in eps) / n,
+    )
+
+
+# --- the demo ----------------------------------------------------------------------------------
+@dataclass
+class TinySettings:
+    """Settings of the CPU demo (defaults: about 10 minutes on 2 cores)."""
+
+    game: str = "tictactoe"
+    mode: str = "rollout_func"
+    seed: int = 0
+    sft_games: int = 200
+    sft_steps: int = 150
+    sft_learning_rate: float = 3e-3
+    grpo_tasks: int = 256
+    grpo_steps: int = 40
+    num_groups: int = 4
+    num_generations: int = 8
+    grpo_learning_rate: float = 1e-3
+    temperature: float = 1.0
+    eval_tasks: int = 64
+    vocab_size: int = 1024
+    output_dir: str = "runs/tiny"
+    threads: int = 1
+
+
+def sft_tasks(settings: TinySettings) -> list[Any]:
+    from core.tasks import make_tasks
+
+    return make_tasks(
+        settings.sft_games,
+        seed=settings.seed + 1,
+        game=settings.game,
+        num_groups=1,
+        opponent="random",
+    )
+
+
+def eval_tasks(settings: TinySettings) -> list[Any]:
+    """The fixed held-out set (its own seed, never trained on)."""
+    from core.tasks import make_tasks
+
+    return make_tasks(
+        settings.eval_tasks,
+        seed=10_000 + settings.seed,
+        game=settings.game,
+        num_groups=1,
+        opponent="random",
+    )
+
+
+def warm_start(settings: TinySettings, *, progress: bool = True) -> tuple[Any, Any, dict[str, Any]]:
+    """Tokenizer, random model, SFT on scripted games; returns the model, the
+    tokenizer and the figures (``init``, ``sft`` evaluations)."""
+    from rollouts.train_sft import run_sft
+
+    tools = settings.mode == "env_factory"
+    tasks = sft_tasks(settings)
+    rows = chat_rows(
+        scripted_records(tasks, "minimax:9", tools=tools, seed=settings.seed), {"win", "draw"}
+    )
+    corpus = rows + chat_rows(
+        scripted_records(tasks[:64], "noisy:0.5/minimax:1", tools=not tools, seed=settings.seed),
+        {"win", "draw", "loss"},
+    )
+    corpus += chat_rows(
+        scripted_records(tasks[:64], "noisy:0.5/minimax:1", tools=tools, seed=settings.seed),
+        {"win", "draw", "loss"},
+    )
+    tokenizer = build_tokenizer(corpus, settings.vocab_size)
+    model = build_model(tokenizer, seed=settings.seed)
+    held_out = eval_tasks(settings)
+    figures: dict[str, Any] = {
+        "params": sum(p.numel() for p in model.parameters()),
+        "sft_rows": len(rows),
+        "vocab": len(tokenizer),
+    }
+    if not tools:
+        figures["init"] = asdict(evaluate(model, tokenizer, held_out))
+    t0 = time.perf_counter()
+    run_sft(
+        model,
+        tokenizer,
+        rows,
+        output_dir=str(Path(settings.output_dir) / "sft"),
+        max_steps=settings.sft_steps,
+        learning_rate=settings.sft_learning_rate,
+        seed=settings.seed,
+        progress=progress,
+    )
+    figures["sft_seconds"] = round(time.perf_counter() - t0, 1)
+    if not tools:
+        figures["sft"] = asdict(evaluate(model, tokenizer, held_out))
+    return model, tokenizer, figures
+
+
+def run_tiny(settings: TinySettings, *, progress: bool = True) -> dict[str, Any]:
+    """The whole demo; returns the figures (also written to ``output_dir/figures.json``)."""
+    _require()
+    import torch
+
+    from rollouts.train_grpo import GRPOSettings, train_grpo
+
+    torch.set_num_threads(settings.threads)
+    model, tokenizer, figures = warm_start(settings, progress=progress)
+    grpo = GRPOSettings(
+        game=settings.game,
+        mode=settings.mode,
+        num_tasks=settings.grpo_tasks,
+        opponent="random",
+        min_random_move_prob=0.0,
+        max_random_move_prob=1.0,
+        num_groups=settings.num_groups,
+        num_generations=settings.num_generations,
+        temperature=settings.temperature,
+        max_steps=settings.grpo_steps,
+        learning_rate=settings.grpo_learning_rate,
+        seed=settings.seed,
+        output_dir=str(Path(settings.output_dir) / "grpo"),
+        max_completion_length=512,
+        max_new_tokens=16,
+        logging_steps=5,
+        cpu=True,
+        beta=0.0,
+    )
+    t0 = time.perf_counter()
+    trainer = train_grpo(grpo, model=model, tokenizer=tokenizer, progress=progress)
+    figures["grpo_seconds"] = round(time.perf_counter() - t0, 1)
+    figures["grpo_log"] = [h for h in trainer.state.log_history if "loss" in h]
+    if settings.mode == "rollout_func":
+        figures["grpo"] = asdict(evaluate(trainer.model, tokenizer, eval_tasks(settings)))
+    out = Path(settings.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "figures.json").write_text(json.dumps(figures, indent=2))
+    return figures
+
+
+def format_figures(figures: dict[str, Any]) -> str:
+    """Before/after table of the held-out evaluations."""
+    lines = [
+        f"tiny Qwen2: {figures['params']:,} parameters, vocab {figures['vocab']}, "
+        f"{figures['sft_rows']} SFT games; SFT {figures['sft_seconds']} s, "
+        f"GRPO {figures.get('grpo_seconds', '-')} s",
+        f"{'stage':<6} {'legal-move rate':>16} {'win':>6} {'draw':>6} {'loss':>6} {'reward':>7}",
+    ]
+    for stage in ("init", "sft", "grpo"):
+        e = figures.get(stage)
+        if e:
+            lines.append(
+                f"{stage:<6} {e['legal_move_rate']:>16.3f} {e['win_rate']:>6.2f} "
+                f"{e['draw_rate']:>6.2f} {e['loss_rate']:>6.2f} {e['mean_reward']:>7.3f}"
+            )
+    return "\n".join(lines)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    d = TinySettings()
+    for name, value in asdict(d).items():
+        flag = "--" + name.replace("_", "-")
+        p.add_argument(
+            flag,
+            type=type(value),
+            default=value,
+            choices=("rollout_func", "env_factory") if name == "mode" else None,
+        )
+
+
+def run(args: argparse.Namespace) -> int:
+    settings = TinySettings(**{k: getattr(args, k) for k in asdict(TinySettings())})
+    figures = run_tiny(settings)
+    print(format_figures(figures), flush=True)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m rollouts.tiny", description=__doc__.splitlines()[0]
+    )
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,160 @@
+"""Supervised warm-up with TRL's ``SFTTrainer`` on an exported dataset.
+
+Input: the folder ``gamebridge export`` writes (``data.jsonl``, one row per
+kept episode with a ``messages`` column in OpenAI chat format: system, user
+observations, assistant replies; tool-mode games as assistant ``tool_calls``
+to ``make_move`` answered by ``tool`` messages). :func:`chat_row` normalises a
+row for training: tool-call arguments become objects (chat templates render
+them with ``tojson``), tool-mode rows get a ``tools`` column with core's
+``make_move`` schema (so the system prompt renders exactly as GRPO renders it)
+and the game's final observation plus an empty assistant turn, so the model
+also learns to stop calling the tool once the game is over.
+
+Loss is on assistant tokens only (``assistant_only_loss``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+
+def normalize_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Messages with one schema (role, content, tool_calls) and tool-call
+    arguments as objects."""
+    out = []
+    for m in messages:
+        calls = None
+        if m.get("tool_calls"):
+            calls = []
+            for c in m["tool_calls"]:
+                fn = dict(c.get("function") or {})
+                args = fn.get("arguments")
+                if isinstance(args, str):
+                    args = json.loads(args) if args.strip() else {}
+                calls.append(
+                    {"type": "function", "function": {"name": fn.get("name"), "arguments": args}}
+                )
+        out.append({"role": m["role"], "content": m.get("content") or "", "tool_calls": calls})
+    return out
+
+
+def chat_row(
+    messages: Sequence[Mapping[str, Any]], *, game: str, trajectory: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """One training row: ``messages`` (normalised) and, for tool-mode games,
+    ``tools`` (JSON text) and, given the ``trajectory``, the closing turn."""
+    from core.episode import Episode
+    from core.games import make_game
+    from core.prompts import tool_schema
+
+    msgs = normalize_messages(messages)
+    row: dict[str, Any] = {"messages": msgs}
+    if any(m["tool_calls"] for m in msgs):
+        row["tools"] = json.dumps([tool_schema(make_game(game))])
+        if trajectory is not None and trajectory.get("done"):
+            final = Episode.from_trajectory(trajectory).observation
+            msgs += [
+                {"role": "tool", "content": final, "tool_calls": None},
+                {"role": "assistant", "content": "", "tool_calls": None},
+            ]
+    return row
+
+
+def read_export(path: str | Path) -> list[dict[str, Any]]:
+    """Rows of an export folder (``data.jsonl``) or a JSONL file."""
+    p = Path(path)
+    file = p / "data.jsonl" if p.is_dir() else p
+    with open(file, encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def run_sft(
+    model: Any,
+    tokenizer: Any,
+    rows: Sequence[dict[str, Any]],
+    *,
+    output_dir: str,
+    max_steps: int = 200,
+    learning_rate: float = 2e-4,
+    batch_size: int = 16,
+    seed: int = 0,
+    max_length: int = 2048,
+    cpu: bool = True,
+    progress: bool = True,
+) -> Any:
+    """Fine-tune ``model`` in place on chat ``rows``; returns the trainer."""
+    try:
+        from datasets import Dataset
+        from trl import SFTConfig, SFTTrainer
+    except ImportError as e:
+        raise ImportError("SFT needs TRL; install with: pip install -e '.[trl]'") from e
+    args = SFTConfig(
+        output_dir=output_dir,
+        max_steps=max_steps,
+        learning_rate=learning_rate,
+        per_device_train_batch_size=batch_size,
+        gradient_accumulation_steps=1,
+        lr_scheduler_type="constant_with_warmup",
+        warmup_steps=min(10, max_steps // 10),
+        assistant_only_loss=True,
+        max_length=max_length,
+        packing=False,
+        seed=seed,
+        logging_steps=max(1, max_steps // 10),
+        save_strategy="no",
+        report_to="none",
+        use_cpu=cpu,
+        bf16=False,
+        fp16=False,
+        gradient_checkpointing=False,
+        disable_tqdm=not progress,
+        dataloader_num_workers=0,
+    )
+    trainer = SFTTrainer(
+        model=model,
+        args=args,
+        train_dataset=Dataset.from_list(list(rows)),
+        processing_class=tokenizer,
+    )
+    trainer.train()
+    return trainer
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--data", required=True, help="an export folder (data.jsonl) or a JSONL file")
+    p.add_argument("--model", required=True, help="a local model folder or hub id (with tokenizer)")
+    p.add_argument("--output-dir", default="runs/sft")
+    p.add_argument("--max-steps", type=int, default=200)
+    p.add_argument("--learning-rate", type=float, default=2e-4)
+    p.add_argument("--batch-size", type=int, default=16)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--gpu", action="store_true", help="train on the GPU (default: CPU)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from transformers import AutoModelForCausalLM
+
+    from rollouts.tiny import load_tokenizer
+
+    rows = [chat_row(r["messages"], game=r["game"]) for r in read_export(args.data)]
+    tokenizer = load_tokenizer(args.model)
+    model = AutoModelForCausalLM.from_pretrained(args.model)
+    run_sft(
+        model,
+        tokenizer,
+        rows,
+        output_dir=args.output_dir,
+        max_steps=args.max_steps,
+        learning_rate=args.learning_rate,
+        batch_size=args.batch_size,
+        seed=args.seed,
+        cpu=not args.gpu,
+    )
+    model.save_pretrained(args.output_dir)
+    tokenizer.save_pretrained(args.output_dir)
+    print(f"saved the fine-tuned model to {args.output_dir}", flush=True)
+    return 0
