@@ -122,7 +122,7 @@ class GameEnvClient(EnvClient[GameAction, GameObservation, GameState]):
     def _parse_result(self, payload: dict[str, Any]) -> StepResult[GameObservation]:
         obs = GameObservation(**payload.get("observation", {}), done=payload.get("done", False),
                               reward=payload.get("reward"))
-        return StepResult(observation=obs, reward=obs.reward, done=obs.done)  # type: ignore[arg-type]
+        return StepResult(observation=obs, reward=obs.reward, done=obs.done)
 
     def _parse_state(self, payload: dict[str, Any]) -> GameState:
         return GameState(**payload)

@@ -49,10 +49,12 @@ class VerifiersDriver(Driver):
         task_list = as_tasks(tasks)
         if not task_list:
             return []
-        return asyncio.run(self._run(task_list, base_url, model, api_key, max(1, concurrency)))
+        return asyncio.run(
+            self._run(task_list, base_url, model, api_key, max(1, concurrency), progress)
+        )
 
     async def _run(self, tasks: list[Task], base_url: str, model: str, api_key: str | None,
-                   concurrency: int) -> list[RolloutRecord]:
+                   concurrency: int, progress: bool) -> list[RolloutRecord]:
         try:
             import verifiers.v1 as vf
             from verifiers.v1.env import RunSlot
@@ -73,16 +75,23 @@ class VerifiersDriver(Driver):
         )
         ctx = vf.ModelContext(model=model, client=client)
         gate = asyncio.Semaphore(concurrency)
+        bar = _progress_bar(len(tasks)) if progress else None
 
         async def one(task: Task, vtask: Any) -> RolloutRecord:
             async with gate:
                 clock = StepClock()
                 episode = await env.run_slot(RunSlot(vtask), ctx)
-                return self._record(task, episode, clock)
+            if bar is not None:
+                bar.update(1)
+            return self._record(task, episode, clock)
 
-        async with env.serving():
-            runs = [one(t, v) for t, v in zip(tasks, env.taskset, strict=True)]
-            return list(await asyncio.gather(*runs))
+        try:
+            async with env.serving():
+                runs = [one(t, v) for t, v in zip(tasks, env.taskset, strict=True)]
+                return list(await asyncio.gather(*runs))
+        finally:
+            if bar is not None:
+                bar.close()
 
     def _record(self, task: Task, episode: Any, clock: StepClock) -> RolloutRecord:
         clock.stop()
@@ -106,3 +115,11 @@ class VerifiersDriver(Driver):
         if importlib.util.find_spec("verifiers") is None:
             return False, "verifiers is not installed: pip install -e '.[verifiers]'"
         return True, ""
+
+
+def _progress_bar(total: int) -> Any:
+    try:
+        from tqdm import tqdm
+    except ImportError:  # progress bars are a nicety, not a requirement
+        return None
+    return tqdm(total=total, desc="verifiers", unit="ep")
