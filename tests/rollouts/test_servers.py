@@ -132,3 +132,28 @@ def test_parse_completion_shapes() -> None:
     assert c.assistant_message()["tool_calls"][0]["function"]["arguments"] == '{"move": "a1"}'
     with pytest.raises(ModelError):
         parse_completion({"error": "x"})
+
+
+def test_async_client_matches_sync() -> None:
+    import asyncio
+
+    from core.episode import Episode
+    from core.tasks import Task
+    from rollouts.llm import AsyncChatClient
+    from rollouts.policy_server import serve_in_thread
+
+    ep = Episode(Task(game="connect_four", seed=2))
+    messages = [
+        {"role": "system", "content": ep.system_prompt},
+        {"role": "user", "content": ep.reset()},
+    ]
+
+    async def ask(url: str) -> list[str]:
+        async with AsyncChatClient(url, "scripted") as client:
+            done = await asyncio.gather(*(client.complete(messages) for _ in range(4)))
+        return [c.text for c in done]
+
+    with serve_in_thread("minimax:1", 0) as url:
+        sync = ChatClient(url, "scripted").complete(messages)
+        texts = asyncio.run(ask(url))
+    assert texts == [sync.text] * 4 and "<move>" in sync.text
