@@ -1,0 +1,87 @@
+"""The Markdown block parser behind the docs test: markers, console commands, errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from docblocks import find_in, parse_page
+
+PAGE = """# Title
+
+<!-- docs-test: skip (needs a GPU) -->
+```bash
+train --gpu
+```
+
+<!-- docs-test: expect "IDENTICAL" -->
+<!-- docs-test: timeout 30 -->
+<!-- docs-test: exit 2 -->
+```console
+$ gamebridge compare \\
+    --game nim
+output line
+$ echo done
+```
+
+- a list item:
+
+  ```python
+  print("indented")
+  ```
+
+<!-- docs-test: background port=8765 -->
+```sh
+gamebridge serve-policy --port 8765
+```
+
+<!-- docs-test: file core/games/nim.py -->
+```python
+START = (3, 4, 5)
+```
+
+```json
+{"not": "run"}
+```
+"""
+
+
+def _parse(tmp_path: Path, text: str):
+    (tmp_path / "docs").mkdir()
+    page = tmp_path / "docs" / "page.md"
+    page.write_text(text)
+    return parse_page(page, tmp_path)
+
+
+def test_markers_and_kinds(tmp_path: Path) -> None:
+    blocks, errors = _parse(tmp_path, PAGE)
+    assert errors == []
+    skip, console, indented, server, part, data = blocks
+    assert (skip.id, skip.kind, skip.skip) == ("docs/page.md:L4", "shell", "needs a GPU")
+    assert console.expect == ["IDENTICAL"] and console.timeout == 30 and console.exit_code == 2
+    assert console.commands() == "gamebridge compare \\\n    --game nim\necho done\n"
+    assert indented.kind == "python" and indented.code == 'print("indented")\n'
+    assert server.background and server.port == 8765
+    assert part.kind == "quote" and part.file_part == "core/games/nim.py"
+    assert data.kind == "" and data.lang == "json"
+
+
+def test_marker_errors_are_reported(tmp_path: Path) -> None:
+    text = (
+        "<!-- docs-test: skip -->\n```bash\nls\n```\n\n"  # no reason
+        '<!-- docs-test: expct "x" -->\n```bash\nls\n```\n\n'  # unknown marker
+        "<!-- docs-test: skip (x) -->\n\n```bash\nls\n```\n\n"  # blank line between
+        "<!-- docs-test: background -->\n```python\npass\n```\n"  # python in background
+    )
+    _, errors = _parse(tmp_path, text)
+    assert len(errors) == 4, errors
+    assert "needs a reason" in errors[0]
+    assert "unknown docs-test marker" in errors[1]
+    assert "not directly above" in errors[2]
+    assert "only a shell block" in errors[3]
+
+
+def test_find_in() -> None:
+    hay = ["a", "b", "c", "b", "c"]
+    assert find_in(hay, ["b", "c"]) == 1
+    assert find_in(hay, ["b", "c"], 2) == 3
+    assert find_in(hay, ["c", "a"]) == -1
