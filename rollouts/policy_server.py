@@ -614,7 +614,10 @@ def create_app(
 
 
 def _bind(host: str, port: int) -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # proto=IPPROTO_TCP matters: asyncio sets TCP_NODELAY on accepted sockets only when the
+    # listening socket's proto is IPPROTO_TCP; with proto 0, Nagle + delayed ACK added ~40 ms
+    # to every keep-alive request (uvicorn's h11 writes headers and body separately).
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     sock.listen(128)
