@@ -30,6 +30,7 @@ def _address(url: str) -> dict[str, Any]:
     return {"host": parts.hostname, "port": parts.port}
 
 
+# rosetta: rollout: NeMo Gym's own `GymnasiumAgent` (`POST /run`): `/v1/responses`, then `/step`, until done
 def build_agent_app(
     port: int, resources_url: str, model_url: str, max_steps: int = 100, host: str = "127.0.0.1"
 ) -> Any:

@@ -63,6 +63,7 @@ def task_from_row(row: Mapping[str, Any], default_game: str) -> Task:
         raise HTTPException(status_code=422, detail=str(exc)) from exc
 
 
+# rosetta: session: NeMo Gym's signed session cookie -> one Episode; freed at the end, at `/verify` or after `session_ttl`
 def _open(store: dict[str, Any], session_id: str | None, episode: Episode, ttl: float) -> None:
     now = time.monotonic()
     for key in [k for k, (_, seen) in store.items() if now - seen > ttl]:
@@ -82,6 +83,7 @@ def _episode(store: dict[str, Any], session_id: str | None) -> Episode:
     return entry[0]
 
 
+# rosetta: state: the server's session dict; the trajectory in the final `info` (or the `/verify` response)
 def _end_info(episode: Episode, info: dict[str, Any]) -> dict[str, Any]:
     return {**info, "trajectory": episode.to_dict()} if episode.done else info
 
@@ -91,12 +93,19 @@ class GameGymnasiumServer(GymnasiumServer):
 
     config: GameServerConfig
 
+    # rosetta: reset: gymnasium: `/reset` -> `reset(metadata, session_id)`
     async def reset(self, metadata: dict, session_id: str | None = None) -> tuple[str, dict]:
         episode = Episode(task_from_row(metadata, self.config.game))
         observation = episode.reset()
         _open(self.session_state, session_id, episode, self.config.session_ttl_seconds)
         return observation, {"task": episode.task.to_dict(), "system_prompt": episode.system_prompt}
 
+    # rosetta: step: gymnasium: `/step` -> `(obs, reward, terminated, truncated, info)`
+    # rosetta: action: gymnasium: the model's Responses output, as text (`extract_text`)
+    # rosetta: observation: gymnasium: the observation string (the agent appends it as a user message)
+    # rosetta: reward: gymnasium: `reward` of the last `/step` (the agent sums them)
+    # rosetta: termination: gymnasium: `terminated` = `done`
+    # rosetta: truncation: gymnasium: `truncated` is always `False`: core's turn cap is a settled end
     async def step(
         self, action: NeMoGymResponse, metadata: dict, session_id: str | None = None
     ) -> tuple[str, float, bool, bool, dict]:
@@ -147,6 +156,7 @@ class GameToolsServer(SimpleResourcesServer):
         app.post("/make_move")(self.make_move)
         return app
 
+    # rosetta: reset: tools: `/seed_session` with the row's task
     async def seed_session(self, request: Request, body: SeedRequest) -> SeedResponse:  # type: ignore[override]
         episode = Episode(task_from_row(body.model_extra or {}, self.config.game))
         observation = episode.reset()
@@ -155,6 +165,9 @@ class GameToolsServer(SimpleResourcesServer):
         )
         return SeedResponse(observation=observation, task=episode.task.to_dict())
 
+    # rosetta: step: tools: the `POST /make_move` tool
+    # rosetta: action: tools: the `make_move(move)` argument
+    # rosetta: observation: tools: the tool's plain-text reply (`x-gamebridge-done` header)
     async def make_move(self, request: Request, body: MakeMoveRequest) -> PlainTextResponse:
         episode = _episode(self.sessions, request.session[SESSION_ID_KEY])
         try:
@@ -163,6 +176,8 @@ class GameToolsServer(SimpleResourcesServer):
             return PlainTextResponse(str(exc), status_code=409, headers={DONE_HEADER: "1"})
         return PlainTextResponse(result.observation, headers={DONE_HEADER: str(int(result.done))})
 
+    # rosetta: reward: tools: `/verify` -> `reward` and `reward_breakdown`
+    # rosetta: termination: tools: the model stops calling the tool; `/verify` ends the session
     async def verify(self, request: Request, body: VerifyRequest) -> VerifyResponse:  # type: ignore[override]
         episode = _episode(self.sessions, request.session[SESSION_ID_KEY])
         self.sessions.pop(str(request.session[SESSION_ID_KEY]), None)  # verified: released
@@ -178,6 +193,7 @@ class GameToolsServer(SimpleResourcesServer):
         )
 
 
+# rosetta: truncation: tools: a model that stops early is settled by core (`turn_cap`)
 def _settle(episode: Episode, response: NeMoGymResponse) -> Episode:
     """The model stopped calling ``make_move`` before the game ended (the model
     decides when to stop in NeMo Gym). Its closing text is its last reply, judged
@@ -197,6 +213,7 @@ def _settle(episode: Episode, response: NeMoGymResponse) -> Episode:
     return Episode.replay(capped, replies, episode.rubric)
 
 
+# rosetta: transport: HTTP (FastAPI + uvicorn), in `.venv-nemo` (Python 3.12)
 def build_app(
     style: str = "gymnasium",
     game: str = "tictactoe",

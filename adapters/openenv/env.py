@@ -22,6 +22,7 @@ except ImportError as e:  # pragma: no cover - exercised only without the extra
 from core import Episode, EpisodeNotStartedError, Task
 
 
+# rosetta: action: `GameAction(reply=text)` or `GameAction(move=...)` (a tool call's argument)
 class GameAction(Action):
     """The model's reply text (``<move>..</move>``), or a structured ``move`` (a tool
     call's argument); exactly one."""
@@ -36,6 +37,7 @@ class GameAction(Action):
         return self
 
 
+# rosetta: observation: `GameObservation`: `text`, `legal_moves`, `info`, `done`, `reward`
 class GameObservation(Observation):
     """What the model reads next, plus ``done``/``reward`` (the rubric total at the
     end); ``reward_breakdown`` is set on the final observation only."""
@@ -60,6 +62,7 @@ class GameState(State):
 class GameEnvironment(Environment[GameAction, GameObservation, GameState]):
     """One ``core.Episode`` per session; no game logic here."""
 
+    # rosetta: session: one `GameEnvironment` per WebSocket session (up to `max_concurrent_envs`)
     SUPPORTS_CONCURRENT_SESSIONS = True
 
     def __init__(self, game: str = "tictactoe") -> None:
@@ -68,6 +71,7 @@ class GameEnvironment(Environment[GameAction, GameObservation, GameState]):
         self.episode: Episode | None = None
         self.episode_id: str | None = None
 
+    # rosetta: reset: `reset(seed, episode_id, task=row)` -> `GameObservation`
     def reset(self, seed: int | None = None, episode_id: str | None = None,
               task: dict[str, Any] | None = None, **fields: Any) -> GameObservation:
         """Start ``task`` (a ``Task.to_dict()`` row), or the default game with
@@ -82,6 +86,7 @@ class GameEnvironment(Environment[GameAction, GameObservation, GameState]):
         obs.system_prompt = self.episode.system_prompt
         return obs
 
+    # rosetta: step: `step(GameAction)` -> `GameObservation`
     def step(self, action: GameAction, timeout_s: float | None = None,
              **kwargs: Any) -> GameObservation:
         if self.episode is None:
@@ -90,6 +95,9 @@ class GameEnvironment(Environment[GameAction, GameObservation, GameState]):
                   else self.episode.step_move(str(action.move)))
         return self._observe(self.episode, result.observation, result.info, result.reward)
 
+    # rosetta: reward: `obs.reward` (the total, on the final observation) and `obs.reward_breakdown`
+    # rosetta: termination: `obs.done`
+    # rosetta: truncation: no flag: `done` with `info["termination"] == "turn_cap"`
     @staticmethod
     def _observe(ep: Episode, text: str, info: dict[str, Any], reward: float = 0.0,
                  ) -> GameObservation:
@@ -99,6 +107,7 @@ class GameEnvironment(Environment[GameAction, GameObservation, GameState]):
                                reward=reward,
                                reward_breakdown=ep.reward().to_dict() if ep.done else None)
 
+    # rosetta: state: the `state` property: `GameState(task, trajectory)`
     @property
     def state(self) -> GameState:
         ep = self.episode
@@ -107,12 +116,15 @@ class GameEnvironment(Environment[GameAction, GameObservation, GameState]):
                          trajectory=None if ep is None else ep.to_dict())
 
 
+# rosetta: registration: none: `create_app(factory, GameAction, GameObservation)`, served by `python -m adapters.openenv`
+# rosetta: transport: HTTP + WebSocket server (`/ws`; plain HTTP `/reset` and `/step` are stateless)
 def create_game_app(game: str = "tictactoe", max_sessions: int = 64) -> Any:
     """The FastAPI app (``/ws`` sessions, ``/health``, ``/schema``, ...)."""
     factory = functools.partial(GameEnvironment, game=game)
     return create_app(factory, GameAction, GameObservation, max_concurrent_envs=max_sessions)
 
 
+# rosetta: rollout: the client loops `reset()` / `step(GameAction)` until `done` (rollouts/drivers/openenv.py)
 class GameEnvClient(EnvClient[GameAction, GameObservation, GameState]):
     """The WebSocket client (async; ``.sync()`` for a blocking one)."""
 
