@@ -42,6 +42,7 @@ def _tool_doc(examples: Iterable[str]) -> str:
     return f"{TOOL_DESCRIPTION}\n\nArgs:\n    move: {argument}\n"
 
 
+# rosetta: termination: the game ends in core; a model that stops early is settled: `settle()` plays empty replies
 def settle(episode: Episode) -> Episode:
     """Finish an episode the model stopped playing (no further tool call, or
     the completion budget ran out): every missing reply is an empty text
@@ -64,18 +65,24 @@ def episode_stats(episode: Episode) -> dict[str, Any]:
     }
 
 
+# rosetta: rollout: factory: TRL's own tool-calling loop
 class GameEnvironment:
     """One gamebridge game for TRL's ``environment_factory``."""
 
+    # rosetta: session: TRL builds one `GameEnvironment()` per rollout
     def __init__(self) -> None:
         self._episode: Episode | None = None
 
+    # rosetta: reset: factory: `reset(**row) -> str`, appended to the prompt by TRL
     def reset(self, **row: Any) -> str:
         """Start the game of this dataset row (its task fields; other columns
         such as ``prompt`` are ignored) and return the first observation."""
         self._episode = Episode(Task.from_dict(row, strict=False))
         return self._episode.reset()
 
+    # rosetta: step: factory: the `make_move` tool
+    # rosetta: action: factory: a `make_move(move)` tool call
+    # rosetta: observation: factory: the tool's return string
     def make_move(self, move: str):  # type: ignore[no-untyped-def]  # no return hint: core's schema has none
         # The docstring is set below from core.prompts (it is the tool description).
         episode = self._require()
@@ -86,10 +93,12 @@ class GameEnvironment:
 
     make_move.__doc__ = _tool_doc(make_game(Task().game).spec.move_examples)
 
+    # rosetta: reward: factory: `get_reward()`, the rubric total
     def get_reward(self) -> float:
         """The core rubric's total for the finished game (an unfinished one is settled first)."""
         return settle(self._require()).reward().total
 
+    # rosetta: state: factory: `env.episode` (a read-only property, not a tool)
     @property
     def episode(self) -> Episode:
         """The current episode (read-only; a property, so TRL does not expose it as a tool)."""
@@ -104,6 +113,7 @@ class GameEnvironment:
 _CLASSES: dict[str, type[GameEnvironment]] = {}
 
 
+# rosetta: registration: none: `GRPOTrainer(environment_factory=environment_class(game))` or `rollout_func=TextRollout()`
 def environment_class(game: str) -> type[GameEnvironment]:
     """A ``GameEnvironment`` subclass whose tool schema names ``game``'s
     example moves exactly as ``core.prompts.tool_schema(game)`` does."""

@@ -99,6 +99,7 @@ REWARD_FUNCTIONS: dict[str, Callable[..., list[float]]] = {
 }
 
 
+# rosetta: reward: `reward_functions()`: one TRL column per component; `reward_weights(mode)`
 def reward_functions() -> list[Callable[..., list[float]]]:
     """The four reward functions, in :data:`COMPONENTS` order."""
     return [REWARD_FUNCTIONS[name] for name in COMPONENTS]

@@ -44,6 +44,7 @@ def task_of(prompt: Sequence[dict[str, Any]]) -> Task:
     )
 
 
+# rosetta: observation: rollout_func: the observation as user-turn tokens (`env_mask` 0)
 def observation_suffix_ids(tokenizer: Any, observation: str) -> list[int]:
     """The tokens between the end of an assistant reply (its end-of-turn token
     included) and the next assistant header: the observation as a user turn,
@@ -74,6 +75,7 @@ class Played:
     env_mask: list[list[int]]
 
 
+# rosetta: transport: in-process (the trainer's own model)
 class TextRollout:
     """A ``rollout_func``: ``TextRollout(max_new_tokens=32)(prompts, trainer) -> dict``.
 
@@ -139,6 +141,7 @@ class TextRollout:
             replies.append(row if cut is None else row[: cut + 1])
         return replies
 
+    # rosetta: rollout: rollout_func: `TextRollout.play` plays the batch turn by turn with the trainer's model
     def play(
         self,
         model: Any,
@@ -153,6 +156,7 @@ class TextRollout:
         episodes = [Episode(task) for task in tasks]
         prompt_ids = []
         for ep in episodes:
+            # rosetta: reset: rollout_func: `ep.reset()` in the prompt
             messages = [
                 {"role": "system", "content": ep.system_prompt},
                 {"role": "user", "content": ep.reset()},
@@ -184,11 +188,14 @@ class TextRollout:
                 ):  # cut by max_new_tokens: close the turn
                     completion[i].append(eos_id)
                     env_mask[i].append(0)
+                # rosetta: step: rollout_func: `episode.step(decoded reply)`
+                # rosetta: action: rollout_func: the generated tokens, decoded
                 result = episodes[i].step(tokenizer.decode(reply, skip_special_tokens=True))
                 if result.done:
                     continue
                 suffix = observation_suffix_ids(tokenizer, result.observation)
                 if len(completion[i]) + len(suffix) + self.max_new_tokens > budget:
+                    # rosetta: truncation: `max_completion_length` spent: `settle()`, core ends the game
                     settle(episodes[i])  # out of completion budget: core settles the game
                     continue
                 completion[i] += suffix
