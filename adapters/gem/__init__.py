@@ -63,7 +63,9 @@ class GameEnv(_import_gem().Env):  # type: ignore[misc]  # gem has no type stubs
         **task_fields: Any,
     ) -> None:
         super().__init__()
-        if task is not None:
+        if isinstance(task, Task):
+            self.task = task
+        elif task is not None:
             self.task = Task.from_dict(task)
         else:
             self.task = Task.from_dict({"game": game, "seed": seed or 0, **task_fields})

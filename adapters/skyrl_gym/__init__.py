@@ -54,7 +54,7 @@ def task_from_extras(extras: Mapping[str, Any]) -> Task:
     return task
 
 
-class GameTextEnv(BaseTextEnv):
+class GameTextEnv(BaseTextEnv):  # type: ignore[misc]  # skyrl_gym ships no type hints
     """One game of the task in ``extras``; the model's text replies are the actions."""
 
     def __init__(self, env_config: Any = None, extras: Mapping[str, Any] | None = None) -> None:

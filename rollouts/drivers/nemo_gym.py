@@ -100,7 +100,7 @@ class NemoGymDriver(Driver):
         python = str(nemo_python())
         env = {"PYTHONUNBUFFERED": "1"}
         res_port = free_port()
-        servers = [
+        servers: list[AbstractContextManager[Any]] = [
             start_server(
                 ["python", "-m", "adapters.nemo_gym", "--style", self.style, "--port", "{port}"],
                 "/",
