@@ -422,3 +422,17 @@ def test_fuzzed_payloads_never_5xx(url: str, http: httpx.Client) -> None:
             assert r.status_code < 500, (path, body, r.text)
 
     check()
+
+
+def test_listening_socket_gets_nodelay_connections() -> None:
+    """asyncio sets TCP_NODELAY on accepted sockets only if the listener's proto is
+    IPPROTO_TCP; without it every keep-alive request waited ~40 ms (Nagle + delayed ACK)."""
+    import socket
+
+    from rollouts.policy_server import _bind
+
+    sock = _bind("127.0.0.1", 0)
+    try:
+        assert sock.proto == socket.IPPROTO_TCP
+    finally:
+        sock.close()
