@@ -5,6 +5,8 @@ runs ``uv sync`` and needs the network). Every game is served; the row names it.
 
 from __future__ import annotations
 
+import functools
+import ssl
 from collections.abc import Iterator
 from typing import Any
 
@@ -102,6 +104,12 @@ class GameEnv(vf.Env[GameEnvConfig]):
                 trace.stop(str(episode.termination))
 
 
+@functools.cache
+def _ssl_context() -> ssl.SSLContext:
+    """Built once: loading the CA store costs ~70 ms, more than a whole game step."""
+    return ssl.create_default_context()
+
+
 class ChatHarness(vf.Harness[vf.HarnessConfig]):
     """One chat completion per segment, in process, through the interception endpoint
     (so the trace records it); ``resume`` replays the whole conversation."""
@@ -120,7 +128,7 @@ class ChatHarness(vf.Harness[vf.HarnessConfig]):
             messages.append({"role": "user", "content": prompt})
         else:
             messages += [message_to_wire(m) for m in prompt or []]
-        async with httpx.AsyncClient(timeout=None) as http:
+        async with httpx.AsyncClient(timeout=None, verify=_ssl_context()) as http:
             response = await http.post(
                 f"{endpoint.rstrip('/')}/chat/completions",
                 json={"model": ctx.model, "messages": messages},
