@@ -217,3 +217,58 @@ def pages(root: Path) -> list[Path]:
     """README.md and docs/*.md."""
     found = [root / "README.md"] if (root / "README.md").exists() else []
     return found + sorted((root / "docs").glob("*.md"))
+
+
+_LINK = re.compile(r"(?<!!)\[(?:[^\]\[]|\[[^\]]*\])*\]\((?P<target>[^)\s]+)(?:\s+\"[^\"]*\")?\)")
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor for a heading: lower case, punctuation dropped, spaces -> '-'."""
+    text = re.sub(r"[`*_]", "", heading.strip().lower())
+    text = re.sub(r"[^\w\- ]", "", text)
+    return text.replace(" ", "-")
+
+
+def links(path: Path) -> list[tuple[int, str]]:
+    """Relative link targets of a page (outside code blocks), with their lines."""
+    out: list[tuple[int, str]] = []
+    fence: str | None = None
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        m = _FENCE.match(line)
+        if m:
+            mark = m["fence"]
+            if fence is None:
+                fence = mark
+            elif mark[0] == fence[0] and len(mark) >= len(fence) and not m["info"]:
+                fence = None
+            continue
+        if fence is not None:
+            continue
+        for link in _LINK.finditer(line):
+            target = link["target"]
+            if not re.match(r"^[a-z][a-z0-9+.-]*:", target):
+                out.append((n, target))
+    return out
+
+
+def broken_link(page: Path, target: str) -> str | None:
+    """Why a relative link from ``page`` is broken, or None."""
+    path_part, _, frag = target.partition("#")
+    dest = (page.parent / path_part).resolve() if path_part else page
+    if not dest.exists():
+        return f"{target}: no such file"
+    if not frag:
+        return None
+    if dest.suffix == ".md":
+        headings = [
+            slug(ln.lstrip("#"))
+            for ln in dest.read_text(encoding="utf-8").splitlines()
+            if re.match(r"^#{1,6} ", ln)
+        ]
+        return None if frag in headings else f"{target}: no heading #{frag} in {dest.name}"
+    lines = re.fullmatch(r"L(\d+)(?:-L(\d+))?", frag)
+    if lines is None:
+        return None
+    last = int(lines[2] or lines[1])
+    size = len(dest.read_text(encoding="utf-8").splitlines())
+    return None if last <= size else f"{target}: {dest.name} has only {size} lines"

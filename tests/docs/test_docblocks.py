@@ -85,3 +85,21 @@ def test_find_in() -> None:
     assert find_in(hay, ["b", "c"]) == 1
     assert find_in(hay, ["b", "c"], 2) == 3
     assert find_in(hay, ["c", "a"]) == -1
+
+
+def test_links_and_slugs(tmp_path: Path) -> None:
+    from docblocks import broken_link, links, slug
+
+    assert slug("Keeping it true") == "keeping-it-true"
+    assert slug("The adapter, top to bottom (`adapters/gem/__init__.py`)") == (
+        "the-adapter-top-to-bottom-adaptersgem__init__py"
+    )
+    (tmp_path / "src.py").write_text("a\nb\n")
+    page = tmp_path / "page.md"
+    page.write_text(
+        "# Top\n\n[ok](src.py#L1-L2) [far](src.py#L1-L3) [web](https://x.org)\n"
+        "```\n[in code](nowhere.md)\n```\n[head](#top) [nohead](#nope) [gone](x.md)\n"
+    )
+    found = links(page)
+    assert [t for _, t in found] == ["src.py#L1-L2", "src.py#L1-L3", "#top", "#nope", "x.md"]
+    assert [broken_link(page, t) is None for _, t in found] == [True, False, True, False, False]

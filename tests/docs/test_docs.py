@@ -25,7 +25,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from docblocks import Block, find_in, pages, parse_page
+from docblocks import Block, broken_link, find_in, links, pages, parse_page
 
 ROOT = Path(__file__).resolve().parents[2]
 VENV_BIN = ROOT / ".venv" / "bin"
@@ -204,6 +204,18 @@ def test_whole_file_quote(page: str, path: str) -> None:
             f"{quoted[at] if at < len(quoted) else '(end)'}\n  file: "
             f"{actual[at] if at < len(actual) else '(end)'}"
         )
+
+
+@pytest.mark.parametrize("page", sorted(PARSED))
+def test_relative_links_resolve(page: str) -> None:
+    """Every relative link points at a file that exists (and a heading or line range in it)."""
+    path = ROOT / page
+    broken = [
+        f"{page}:L{n}: {why}"
+        for n, target in links(path)
+        if (why := broken_link(path, target)) is not None
+    ]
+    assert not broken, "\n".join(broken)
 
 
 def test_pages_found() -> None:
