@@ -224,7 +224,7 @@ _LINK = re.compile(r"(?<!!)\[(?:[^\]\[]|\[[^\]]*\])*\]\((?P<target>[^)\s]+)(?:\s
 
 def slug(heading: str) -> str:
     """GitHub's anchor for a heading: lower case, punctuation dropped, spaces -> '-'."""
-    text = re.sub(r"[`*_]", "", heading.strip().lower())
+    text = re.sub(r"[`*]", "", heading.strip().lower())
     text = re.sub(r"[^\w\- ]", "", text)
     return text.replace(" ", "-")
 
