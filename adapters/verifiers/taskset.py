@@ -45,6 +45,7 @@ class GameTask(vf.Task[GameData, vf.State, vf.TaskConfig]):
     the rubric's weight, reading the finished Episode's breakdown from ``trace.info``."""
 
 
+# rosetta: reward: one `@vf.reward(weight=...)` per rubric component, read from `trace.info["reward"]`; `trace.reward` is the total
 def _component(name: str, weight: float) -> Any:
     async def component(self: GameTask, trace: vf.Trace) -> float:
         reward = trace.info.get("reward")
@@ -76,6 +77,7 @@ class GameEnvConfig(vf.EnvConfig):
     player: vf.AgentConfig = vf.AgentConfig(runtime=vf.SubprocessConfig())
 
 
+# rosetta: action: the model's chat reply (the last assistant message, unstripped)
 def _reply(segment: vf.Segment) -> str:
     """The model's last reply, unstripped (core judges the text as sent)."""
     for message in reversed(segment.messages):
@@ -84,23 +86,31 @@ def _reply(segment: vf.Segment) -> str:
     return segment.last_reply
 
 
+# rosetta: session: one `run()` per episode, `--max-concurrent` episodes at a time
 class GameEnv(vf.Env[GameEnvConfig]):
     """The Episode plays the user: each reply is a step, each observation a turn."""
 
+    # rosetta: rollout: `GameEnv.run()`: the Episode plays the user, one `interaction.turn(observation)` per reply
     async def run(self, task: GameTask, agents: vf.Agents) -> None:
         episode = Episode(task.data.row)
+        # rosetta: reset: `Episode(task.data.row).reset()` in `run()`, sent as the first user turn
         observation = episode.reset()
         async with agents.player.interaction(task) as interaction:
             segment = await interaction.turn(observation)
+            # rosetta: truncation: Verifiers' own caps (`max_turns`, tokens) end the exchange unscored (`segment.terminated`); core's turn cap is a settled end
             while not segment.terminated:
+                # rosetta: step: `episode.step(reply)` in `run()`
                 result = episode.step(_reply(segment))
                 if result.done:
                     break
+                # rosetta: observation: the next user turn, `interaction.turn(result.observation)`
                 segment = await interaction.turn(result.observation)
             trace = interaction.trace
+            # rosetta: state: `Episode` local to `run()`; the trajectory in `trace.info["episode"]`
             trace.info["episode"] = episode.to_dict()
             if episode.done:
                 trace.info["reward"] = episode.reward().to_dict()
+                # rosetta: termination: `trace.stop(episode.termination)` (`game_over`, `forfeit`, `turn_cap`)
                 trace.stop(str(episode.termination))
 
 
@@ -110,6 +120,7 @@ def _ssl_context() -> ssl.SSLContext:
     return ssl.create_default_context()
 
 
+# rosetta: transport: env in process; each model call over HTTP through Verifiers' interception server
 class ChatHarness(vf.Harness[vf.HarnessConfig]):
     """One chat completion per segment, in process, through the interception endpoint
     (so the trace records it); ``resume`` replays the whole conversation."""
@@ -138,5 +149,6 @@ class ChatHarness(vf.Harness[vf.HarnessConfig]):
         return vf.ProgramResult(0 if ok else 1, "", "" if ok else response.text[-2000:])
 
 
+# rosetta: registration: `__all__` exports the Taskset, Env and Harness found from the taskset id
 __all__ = ["TASKSET_ID", "ChatHarness", "GameData", "GameEnv", "GameEnvConfig", "GameTask",
            "GameTaskset", "GameTasksetConfig"]
