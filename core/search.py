@@ -103,6 +103,7 @@ def search(
     outcome = game.outcome
     evaluate = game.evaluate
     table: dict[Any, tuple[int, int, float, Any]] = {}
+    history: dict[Any, int] = {}  # move -> cut-offs it caused, weighted by depth^2
     nodes = 0
     nextafter = math.nextafter
 
@@ -132,6 +133,8 @@ def search(
             value = terminal_value(outcome(state), player, depth)
             table[state] = (depth, _EXACT, value, None)
             return value
+        if history:  # moves that caused cut-offs elsewhere first (stable sort)
+            moves = sorted(moves, key=lambda m: -history.get(m, 0))
         if table_move is not None and moves[0] != table_move:
             moves = [table_move, *[m for m in moves if m != table_move]]
         best = -_INF
@@ -142,7 +145,20 @@ def search(
         for move in moves:
             child = apply(state, move)
             child_player = to_play(child)
-            if first or child_depth == 0:
+            if child_depth == 0:  # a leaf, scored here to save a call
+                nodes += 1
+                entry = table.get(child)
+                if entry is not None and entry[0] == 0:
+                    value = entry[2]
+                else:
+                    if is_terminal(child):
+                        value = terminal_value(outcome(child), child_player, 0)
+                    else:
+                        value = evaluate(child, child_player)
+                    table[child] = (0, _EXACT, value, None)
+                if child_player != player:
+                    value = -value
+            elif first:
                 first = False
                 if child_player == player:
                     value = negamax(child, child_depth, low, beta, child_player)
@@ -166,6 +182,7 @@ def search(
                 if value > low:
                     low = value
                     if low >= beta:
+                        history[move] = history.get(move, 0) + depth * depth
                         break
         if best <= alpha:
             flag = _UPPER
