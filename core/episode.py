@@ -133,6 +133,35 @@ class Episode:
             )
         return self._apply(move, move, format_ok=True, kind="tool")
 
+    def settle(self) -> StepResult:
+        """End an unfinished game now, because the framework or the model
+        stopped (a model that stops calling tools, an agent's step limit).
+        It is settled like a turn cap (``task.turn_cap_result``), never left
+        unscored: stopping must not be a way out of a losing game."""
+        self._check_open()
+        self.done = True
+        self.termination = "stopped"
+        self.result = self.task.turn_cap_result
+        self._breakdown = self.rubric.score(self)
+        self.observation = prompts.final_observation(
+            self.game, self.state, self.result, "stopped", []
+        )
+        info = {
+            "valid": True,
+            "format_ok": True,
+            "error": None,
+            "message": None,
+            "move": None,
+            "opponent_move": None,
+            "opponent_moves": [],
+            "invalid_moves": self.invalid_moves,
+            "turn": len(self.events),
+            "termination": self.termination,
+            "result": self.result,
+            "reward": self._breakdown.to_dict(),
+        }
+        return StepResult(self.observation, True, self._breakdown.total, info)
+
     # --- internals --------------------------------------------------------
     def _check_open(self) -> None:
         if not self._started:
@@ -325,7 +354,10 @@ class Episode:
             e["reply"] if e["kind"] == "text" else {"move": e["reply"]}
             for e in trajectory["events"]
         ]
-        return cls.replay(trajectory["task"], replies, rubric)
+        episode = cls.replay(trajectory["task"], replies, rubric)
+        if trajectory.get("termination") == "stopped" and not episode.done:
+            episode.settle()
+        return episode
 
 
 __all__ = [

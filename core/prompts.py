@@ -114,6 +114,7 @@ def final_observation(
         "game_over": "",
         "forfeit": " You forfeited the game: too many invalid replies.",
         "turn_cap": " The turn limit was reached.",
+        "stopped": " The game was stopped before its end.",
     }[termination]
     lines.append(
         f"Game over: you {'drew' if result == 'draw' else ('won' if result == 'win' else 'lost')}.{reason}"

@@ -8,7 +8,7 @@ never the model's words:
 * ``margin``: how far ahead the model finished, in [-1, 1] (the game's own
   ``margin``: Othello's disc difference / 64, Wordle's guesses saved or partial
   credit); -1 for a forfeit; at a turn cap settled as a loss, never above 0,
-  and 0 at one settled as a draw.
+  and 0 at one settled as a draw (likewise for a game ``settle``d early).
 * ``format``: the share of replies that were well formed.
 * ``invalid``: minus ``invalid_penalty`` per invalid reply, capped at
   ``invalid_penalty_cap``: a flat, bounded penalty, so one bad game cannot
@@ -42,7 +42,7 @@ def margin_reward(episode: Episode) -> float:
     if termination == "forfeit":
         return -1.0
     margin = float(episode.game.margin(episode.state, episode.task.model_player))
-    if termination == "turn_cap":
+    if termination in ("turn_cap", "stopped"):
         return 0.0 if episode.task.turn_cap_result == "draw" else min(margin, 0.0)
     return margin
 

@@ -192,3 +192,17 @@ def test_reset_restarts_the_same_game() -> None:
     episode.step("<move>pass</move>")
     assert episode.reset() == first and episode.events == [] and episode.invalid_moves == 0
     assert len(episode.opening) == 3
+
+
+@pytest.mark.parametrize("settled", ["loss", "draw"])
+def test_settle_scores_a_stopped_game_like_a_turn_cap(settled: str) -> None:
+    episode = Episode(Task(game="othello", seed=3, turn_cap_result=settled))
+    episode.reset()
+    episode.step("<move>d3</move>")
+    result = episode.settle()
+    assert result.done and episode.termination == "stopped" and episode.result == settled
+    assert result.reward == episode.reward().total
+    assert episode.reward().components["margin"] <= 0.0
+    with pytest.raises(EpisodeFinishedError):
+        episode.settle()
+    assert Episode.from_trajectory(episode.to_dict()).to_dict() == episode.to_dict()
