@@ -118,6 +118,17 @@ def _as_record(r: RolloutRecord | Mapping[str, Any]) -> RolloutRecord:
     return r if isinstance(r, RolloutRecord) else RolloutRecord.from_dict(dict(r))
 
 
+def _all_one_player(records: Sequence[RolloutRecord]) -> bool:
+    """True when every record is of a one-player game (no opponent, so no
+    difficulty from ``random_move_prob``)."""
+    from core.games import make_game
+
+    try:
+        return all(make_game(str(r.task.get("game"))).spec.num_players == 1 for r in records)
+    except KeyError:  # an unknown game: keep the breakdown
+        return False
+
+
 def summarize(
     records: Iterable[RolloutRecord | Mapping[str, Any]],
     *,
@@ -126,7 +137,8 @@ def summarize(
 ) -> Summary:
     """Statistics of ``records``. ``elapsed``: the run's wall time (for
     episodes/s with concurrency); default the sum of episode wall times.
-    ``buckets=None`` skips the difficulty breakdown."""
+    ``buckets=None`` skips the difficulty breakdown (so do one-player games,
+    which have no opponent)."""
     recs = [_as_record(r) for r in records]
     n = len(recs)
     counts = dict.fromkeys(RESULTS, 0)
@@ -152,7 +164,7 @@ def summarize(
     run_time = elapsed if elapsed is not None else wall
     steps = sum(r.steps for r in recs)
     by_difficulty: dict[str, Summary] = {}
-    if buckets is not None and n:
+    if buckets is not None and n and not _all_one_player(recs):
         groups: dict[str, list[RolloutRecord]] = {}
         for rec in recs:
             label = bucket_label(float(rec.task.get("random_move_prob", 0.0)), buckets)

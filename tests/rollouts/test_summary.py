@@ -186,3 +186,14 @@ def test_first_difference_none_for_equal() -> None:
     other = copy.deepcopy(traj)
     other["result"] = "loss"
     assert first_difference(traj, other) == (None, "result", "win", "loss")
+
+
+def test_one_player_games_have_no_difficulty_breakdown(play) -> None:  # type: ignore[no-untyped-def]
+    from core.tasks import make_tasks
+
+    records = [
+        play(t, policy="minimax:1") for t in make_tasks(4, seed=1, game="wordle", num_groups=4)
+    ]
+    s = summarize(records)
+    assert s.episodes == 4 and s.by_difficulty == {}
+    assert s.results["win"].count == sum(r.trajectory["result"] == "win" for r in records)
