@@ -50,6 +50,8 @@ class GameObservation(Observation):
     reward_breakdown: dict[str, Any] | None = None
     system_prompt: str | None = None
     """The system prompt, on the reset observation only."""
+    tools: list[dict[str, Any]] | None = None
+    """With ``reset(tools=True)``: the ``make_move`` tool schema (reset observation only)."""
 
 
 class GameState(State):
@@ -73,9 +75,12 @@ class GameEnvironment(Environment[GameAction, GameObservation, GameState]):
 
     # rosetta: reset: `reset(seed, episode_id, task=row)` -> `GameObservation`
     def reset(self, seed: int | None = None, episode_id: str | None = None,
-              task: dict[str, Any] | None = None, **fields: Any) -> GameObservation:
+              task: dict[str, Any] | None = None, tools: bool = False,
+              **fields: Any) -> GameObservation:
         """Start ``task`` (a ``Task.to_dict()`` row), or the default game with
-        ``seed`` and any other task ``fields``."""
+        ``seed`` and any other task ``fields``. ``tools``: the model will move by
+        ``make_move`` tool call (``GameAction(move=...)``); the reset observation then
+        carries core's tool system prompt and the tool schema."""
         if task is not None and fields:
             raise TypeError(f"pass a task row or task fields, not both (got {sorted(fields)})")
         row = dict(task) if task is not None else {
@@ -83,7 +88,9 @@ class GameEnvironment(Environment[GameAction, GameObservation, GameState]):
         self.episode = Episode(Task.from_dict(row))  # strict: an unknown field is an error
         self.episode_id = episode_id or uuid.uuid4().hex
         obs = self._observe(self.episode, self.episode.reset(), {})
-        obs.system_prompt = self.episode.system_prompt
+        ep = self.episode
+        obs.system_prompt = ep.tool_system_prompt if tools else ep.system_prompt
+        obs.tools = [ep.tool_schema] if tools else None
         return obs
 
     # rosetta: step: `step(GameAction)` -> `GameObservation`

@@ -14,6 +14,7 @@ DRIVERS: dict[str, str] = {
     "core": "rollouts.drivers.core:CoreDriver",
     "verifiers": "rollouts.drivers.verifiers:VerifiersDriver",
     "openenv": "rollouts.drivers.openenv:OpenEnvDriver",
+    "openenv_tools": "rollouts.drivers.openenv:OpenEnvToolsDriver",
     "nemo_gym": "rollouts.drivers.nemo_gym:NemoGymDriver",
     "nemo_gym_tools": "rollouts.drivers.nemo_gym:NemoGymToolsDriver",
     "skyrl_gym": "rollouts.drivers.skyrl_gym:SkyRLGymDriver",

@@ -4,6 +4,8 @@ subprocess (``python -m adapters.openenv``) for the run and stopped afterwards.
 
 The model is called here (``rollouts.llm.ChatClient``); the system prompt and each
 observation come from the server, and the trajectory from the server's ``State``.
+``openenv_tools`` offers the ``make_move`` tool (schema from the server) and sends a
+tool call as a structured ``GameAction(move=...)``.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from core.prompts import TOOL_NAME
 from rollouts.drivers.base import (
     Driver,
     DriverError,
@@ -33,6 +36,8 @@ class OpenEnvDriver(Driver):
     WebSocket session per task."""
 
     name = "openenv"
+    use_tools = False
+    """Offer the ``make_move`` tool and send tool calls as ``GameAction(move=...)``."""
 
     @contextmanager
     def session(
@@ -58,7 +63,7 @@ class OpenEnvDriver(Driver):
         clock = StepClock()
         steps = tokens = 0
         with GameEnvClient(base_url=ctx.extra["env_url"]).sync() as env:
-            result = env.reset(task=task.to_dict())
+            result = env.reset(task=task.to_dict(), tools=self.use_tools)
             obs = result.observation
             messages: list[dict[str, Any]] = [
                 {"role": "system", "content": obs.system_prompt},
@@ -66,13 +71,19 @@ class OpenEnvDriver(Driver):
             ]
             while not result.done:
                 with clock.model():
-                    completion = ctx.client.complete(messages)
+                    completion = ctx.client.complete(messages, tools=obs.tools)
                 steps += 1
                 tokens += completion.completion_tokens
                 messages.append(completion.assistant_message())
-                result = env.step(GameAction(reply=completion.text))
+                call = next((c for c in completion.tool_calls if c.name == TOOL_NAME), None)
+                if call is not None:
+                    result = env.step(GameAction(move=str(call.arguments.get("move", ""))))
+                    reply = {"role": "tool", "tool_call_id": call.id}
+                else:
+                    result = env.step(GameAction(reply=completion.text))
+                    reply = {"role": "user"}
                 if not result.done:
-                    messages.append({"role": "user", "content": result.observation.text})
+                    messages.append({**reply, "content": result.observation.text})
             state = env.state()
         if state.trajectory is None or result.observation.reward_breakdown is None:
             raise DriverError(f"{task.task_id}: the OpenEnv session ended without a trajectory")
@@ -85,3 +96,10 @@ class OpenEnvDriver(Driver):
         if importlib.util.find_spec("openenv") is None:
             return False, "openenv-core is not installed: pip install -e '.[openenv]'"
         return True, ""
+
+
+class OpenEnvToolsDriver(OpenEnvDriver):
+    """The OpenEnv driver in tool mode: the model moves by ``make_move`` tool call."""
+
+    name = "openenv_tools"
+    use_tools = True

@@ -56,6 +56,15 @@ def test_reset_takes_a_task_row_or_task_fields() -> None:
         env.reset(colour="blue")
 
 
+def test_reset_with_tools_gives_core_s_tool_prompt_and_schema() -> None:
+    row = Task(game="connect_four", seed=1).to_dict()
+    episode = Episode(row)
+    obs = GameEnvironment().reset(task=row, tools=True)
+    assert obs.system_prompt == episode.tool_system_prompt != episode.system_prompt
+    assert obs.tools == [episode.tool_schema]
+    assert GameEnvironment().reset(task=row).tools is None
+
+
 def test_an_action_is_a_reply_or_a_move_never_both_nor_neither() -> None:
     from pydantic import ValidationError
 
