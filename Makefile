@@ -46,7 +46,7 @@ $(STAMP):
 		py=$$(.ci/find-python 3.11) || { echo "setup: no Python 3.11 found" >&2; exit 1; }; \
 		echo "setup: creating $(VENV) with $$py"; \
 		"$$py" -m venv $(VENV); \
-		$(PY) -m pip install -q -U pip setuptools wheel; \
+		$(PY) -m pip install -q -U pip setuptools wheel > $(VENV)/install.log 2>&1; \
 	fi; \
 	echo "setup: installing -e .[all,dev] into $(VENV) (a fresh venv takes minutes)"; \
 	$(PY) -m pip install -e '.[all,dev]' > $(VENV)/install.log 2>&1 \
@@ -66,7 +66,7 @@ $(NEMO_STAMP):
 			     "NeMo Gym tests will be skipped" >&2; exit 0; }; \
 		echo "setup: creating $(NEMO_VENV) with $$py"; \
 		"$$py" -m venv $(NEMO_VENV); \
-		$(NEMO_PY) -m pip install -q -U pip setuptools wheel; \
+		$(NEMO_PY) -m pip install -q -U pip setuptools wheel > $(NEMO_VENV)/install.log 2>&1; \
 	fi; \
 	echo "setup: installing $(NEMO_GYM_PIN) and -e . into $(NEMO_VENV) (a fresh venv takes minutes)"; \
 	$(NEMO_PY) -m pip install '$(NEMO_GYM_PIN)' -e . fastapi uvicorn > $(NEMO_VENV)/install.log 2>&1 \
