@@ -23,6 +23,7 @@ STAMP := $(VENV)/.installed-$(PYPROJECT_HASH)
 NEMO_STAMP := $(NEMO_VENV)/.installed-$(PYPROJECT_HASH)
 NEMO_GYM_PIN := nemo-gym==0.4.0
 PYTEST_ARGS ?=
+FILES ?= .
 
 .PHONY: help setup setup-venv setup-nemo setup-chromium test pytest lint format demo bench fuzz \
 	load train-tiny clean
@@ -102,9 +103,10 @@ lint: setup-venv ## ruff check, ruff format --check, mypy --strict on core.
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy --strict core
 
-format: setup-venv ## Format the code with ruff (and apply ruff's safe fixes).
-	$(VENV)/bin/ruff format .
-	$(VENV)/bin/ruff check --fix .
+# In a tree shared with others, format only your own paths: make format FILES="adapters/gem tests/gem".
+format: setup-venv ## ruff format + safe fixes on FILES (default: everything).
+	$(VENV)/bin/ruff format $(FILES)
+	$(VENV)/bin/ruff check --fix $(FILES)
 
 demo: setup ## Play a short demo: every game, scripted model, printed to the terminal.
 	$(VENV)/bin/gamebridge demo
