@@ -222,77 +222,109 @@ def move_mask(
 
 
 _LANE = 96
-"""Bit offset of the second board in ``dual_move_mask``: the 32 zero bits
-above bit 63 absorb every shift of up to 18 bits, so the boards never mix."""
-_BB_ALL_2: Bitboard = BB_ALL | BB_ALL << _LANE
-_BB_NOT_EDGE_FILES_2: Bitboard = BB_NOT_EDGE_FILES | BB_NOT_EDGE_FILES << _LANE
+"""Bit distance between boards packed side by side in one int (SIMD within
+a register): the 32 zero bits above each board's bit 63 absorb every shift
+``move_mask`` makes (at most 18 bits), so packed boards never mix, and a
+fold of 63 bits (``_lanes_nonzero``) stays inside its own lane."""
+_LANES_ALL: tuple[Bitboard, ...] = tuple(
+    sum(BB_ALL << (_LANE * i) for i in range(k)) for k in range(65)
+)
+_LANES_NOT_EDGE_FILES: tuple[Bitboard, ...] = tuple(
+    sum(BB_NOT_EDGE_FILES << (_LANE * i) for i in range(k)) for k in range(65)
+)
+_LANES_BIT0: tuple[Bitboard, ...] = tuple(
+    sum(1 << (_LANE * i) for i in range(k)) for k in range(65)
+)
 
 
 def dual_move_mask(mover: Bitboard, other: Bitboard) -> tuple[Bitboard, Bitboard]:
     """``(move_mask(mover, other), move_mask(other, mover))`` in one pass: both
-    boards ride in one int, ``_LANE`` bits apart, through the same shifts."""
+    boards ride in one int, ``_LANE`` bits apart, through the same shifts
+    (about 1.3 times the cost of one ``move_mask``)."""
     both = move_mask(
-        mover | other << _LANE, other | mover << _LANE, _BB_ALL_2, _BB_NOT_EDGE_FILES_2
+        mover | other << _LANE, other | mover << _LANE, _LANES_ALL[2], _LANES_NOT_EDGE_FILES[2]
     )
     return both & BB_ALL, both >> _LANE
 
 
-def _build_rays() -> tuple[
-    tuple[tuple[tuple[Bitboard, Bitboard], ...], ...],
-    tuple[tuple[tuple[Bitboard, Bitboard], ...], ...],
-]:
-    """Per square, ``(neighbour, ray)`` for every direction in which a flip
-    is possible (two or more squares to the edge): rays toward higher bits
-    and rays toward lower bits, apart."""
-    up: list[tuple[tuple[Bitboard, Bitboard], ...]] = []
-    down: list[tuple[tuple[Bitboard, Bitboard], ...]] = []
+def _lanes_nonzero(packed: Bitboard, lanes: int) -> int:
+    """How many of the first ``lanes`` packed boards have a bit set: fold each
+    lane's 64 bits onto its bit 0 (shifts of 32+16+8+4+2+1 never carry a bit
+    from the next lane down to bit 0), then count the bit-0s."""
+    packed |= packed >> 32
+    packed |= packed >> 16
+    packed |= packed >> 8
+    packed |= packed >> 4
+    packed |= packed >> 2
+    packed |= packed >> 1
+    return (packed & _LANES_BIT0[lanes]).bit_count()
+
+
+_Rays = tuple[tuple[Bitboard, ...], tuple[Bitboard, ...]]
+"""Rays toward higher bits and rays toward lower bits."""
+
+
+def _build_rays() -> tuple[tuple[Bitboard, ...], tuple[dict[Bitboard, _Rays], ...]]:
+    """Per square: the mask of its neighbours in every direction where a flip
+    is possible (two or more squares to the edge), and for each subset of
+    those neighbours the rays through them, split by direction of bits.
+
+    ``apply`` looks up the subset holding an opponent disc, so it walks only
+    the rays that can flip (two or three on average) and tests no others.
+    """
+    neighbours_of: list[Bitboard] = []
+    rays_of: list[dict[Bitboard, _Rays]] = []
     for sq in range(64):
         row, col = divmod(sq, 8)
-        higher: list[tuple[Bitboard, Bitboard]] = []
-        lower: list[tuple[Bitboard, Bitboard]] = []
+        directions: list[tuple[Bitboard, Bitboard]] = []
         for d_row, d_col in ((0, 1), (1, -1), (1, 0), (1, 1), (0, -1), (-1, 1), (-1, 0), (-1, -1)):
             ray = 0
             r, c = row + d_row, col + d_col
             while 0 <= r < 8 and 0 <= c < 8:
                 ray |= 1 << (r * 8 + c)
                 r, c = r + d_row, c + d_col
-            if ray.bit_count() < 2:
-                continue
-            neighbour = 1 << ((row + d_row) * 8 + col + d_col)
-            (higher if neighbour > 1 << sq else lower).append((neighbour, ray))
-        up.append(tuple(higher))
-        down.append(tuple(lower))
-    return tuple(up), tuple(down)
+            if ray.bit_count() >= 2:
+                directions.append((1 << ((row + d_row) * 8 + col + d_col), ray))
+        table: dict[Bitboard, _Rays] = {}
+        for subset in range(1 << len(directions)):
+            chosen = [directions[i] for i in range(len(directions)) if subset >> i & 1]
+            key = sum(neighbour for neighbour, _ in chosen)
+            up = tuple(ray for neighbour, ray in chosen if neighbour > 1 << sq)
+            down = tuple(ray for neighbour, ray in chosen if neighbour < 1 << sq)
+            table[key] = (up, down)
+        neighbours_of.append(sum(neighbour for neighbour, _ in directions))
+        rays_of.append(table)
+    return tuple(neighbours_of), tuple(rays_of)
 
 
-_RAYS_UP, _RAYS_DOWN = _build_rays()
+_NEIGHBOURS, _RAYS = _build_rays()
 
 
 def flip_mask(mover: Bitboard, other: Bitboard, square: int) -> Bitboard:
     """The ``other`` discs a ``mover`` disc on ``square`` flips (0 if none).
 
-    Along each ray from the square the first square not holding an ``other``
-    disc (the "blocker") is found with a bit scan: the lowest set bit
-    (``x & -x``) for rays toward higher bits, the highest (``bit_length``)
-    for rays toward lower bits. If the blocker is a mover disc, the ray
-    squares between it and ``square`` flip (Chess Programming Wiki,
-    "BitScan" and "On an empty Board: Rays").
+    Along each ray from the square that starts on an ``other`` disc, the
+    first square not holding one (the "blocker") is found with a bit scan:
+    the lowest set bit (``x & -x``) for rays toward higher bits, the highest
+    (``bit_length``) for rays toward lower bits. If the blocker is a mover
+    disc, the ray squares between it and ``square`` flip (Chess Programming
+    Wiki, "BitScan" and "On an empty Board: Rays"). ``Othello.apply`` runs
+    the same code inline.
     """
     flips = 0
     not_other = ~other
-    for neighbour, ray in _RAYS_UP[square]:
-        if other & neighbour:
-            blockers = ray & not_other
-            first = blockers & -blockers
+    up, down = _RAYS[square][other & _NEIGHBOURS[square]]
+    for ray in up:
+        blockers = ray & not_other
+        first = blockers & -blockers
+        if first & mover:
+            flips |= ray & (first - 1)
+    for ray in down:
+        blockers = ray & not_other
+        if blockers:
+            first = 1 << (blockers.bit_length() - 1)
             if first & mover:
-                flips |= ray & (first - 1)
-    for neighbour, ray in _RAYS_DOWN[square]:
-        if other & neighbour:
-            blockers = ray & not_other
-            if blockers:
-                first = 1 << (blockers.bit_length() - 1)
-                if first & mover:
-                    flips |= ray & -(first << 1)
+                flips |= ray & -(first << 1)
     return flips
 
 
@@ -422,7 +454,21 @@ class Othello(Game[OthelloState, int]):
         mover, other, player = state
         if move == PASS:
             return (other, mover, player ^ 1)
-        flips = flip_mask(mover, other, move)
+        # flip_mask, inline: this is the hottest path of every search.
+        flips = 0
+        not_other = ~other
+        up, down = _RAYS[move][other & _NEIGHBOURS[move]]
+        for ray in up:
+            blockers = ray & not_other
+            first = blockers & -blockers
+            if first & mover:
+                flips |= ray & (first - 1)
+        for ray in down:
+            blockers = ray & not_other
+            if blockers:
+                first = 1 << (blockers.bit_length() - 1)
+                if first & mover:
+                    flips |= ray & -(first << 1)
         return (other ^ flips, mover | flips | 1 << move, player ^ 1)
 
     def is_terminal(self, state: OthelloState) -> bool:
@@ -432,6 +478,57 @@ class Othello(Game[OthelloState, int]):
             return not moves
         mine, theirs = _masks(state)
         return not (mine or theirs)
+
+    def perft2(self, state: OthelloState) -> int:
+        """The number of two-ply move sequences from ``state`` (``perft`` at
+        depth 2, which ``core.perft`` asks for when bulk counting).
+
+        All the children are packed side by side in one int, ``_LANE`` bits
+        apart, and their placements generated by one ``move_mask`` call
+        (SIMD within a register): about five times cheaper per child than one
+        call each. A child with no placement counts one pass if its opponent
+        can place, else nothing (the game is over).
+        """
+        moves = self.legal_moves(state)
+        if not moves:
+            return 0
+        mover, other, player = state
+        if moves == _ONLY_PASS:
+            return len(self.legal_moves((other, mover, player ^ 1)))
+        packed_mover = packed_other = 0
+        shift = 0
+        not_other = ~other
+        for move in moves:
+            # apply, inline: the child's mover is this position's other side.
+            flips = 0
+            up, down = _RAYS[move][other & _NEIGHBOURS[move]]
+            for ray in up:
+                blockers = ray & not_other
+                first = blockers & -blockers
+                if first & mover:
+                    flips |= ray & (first - 1)
+            for ray in down:
+                blockers = ray & not_other
+                if blockers:
+                    first = 1 << (blockers.bit_length() - 1)
+                    if first & mover:
+                        flips |= ray & -(first << 1)
+            packed_mover |= (other ^ flips) << shift
+            packed_other |= (mover | flips | 1 << move) << shift
+            shift += _LANE
+        lanes = len(moves)
+        placements = move_mask(
+            packed_mover, packed_other, _LANES_ALL[lanes], _LANES_NOT_EDGE_FILES[lanes]
+        )
+        total = placements.bit_count()
+        if _lanes_nonzero(placements, lanes) != lanes:
+            for lane in range(lanes):
+                offset = _LANE * lane
+                if not placements >> offset & BB_ALL:
+                    child_other = packed_other >> offset & BB_ALL
+                    if move_mask(child_other, packed_mover >> offset & BB_ALL):
+                        total += 1
+        return total
 
     def outcome(self, state: OthelloState) -> Outcome | None:
         """More discs wins (equal is a draw); ``None`` while the game goes on.

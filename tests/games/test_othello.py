@@ -112,6 +112,24 @@ def test_perft(depth: int) -> None:
 @pytest.mark.parametrize("depth", [1, 4, 6])
 def test_perft_every_leaf_matches_bulk(depth: int) -> None:
     assert perft(GAME, GAME.initial_state(), depth, bulk=False) == PERFT[depth]
+    assert perft(GAME, GAME.initial_state(), depth, use_perft2=False) == PERFT[depth]
+
+
+def test_perft2_with_passes_and_endings() -> None:
+    # Black to move must pass; then White's single placement ends the game.
+    state = GAME.from_discs(_mask("b1"), _mask("a1"), 0)
+    assert GAME.perft2(state) == 1
+    assert GAME.perft2(GAME.apply(state, PASS)) == 0
+    # Positions with a child that must pass, or a child where the game is over.
+    kinds: set[str] = set()
+    for seed in range(12):
+        for state in _random_game(seed):
+            children = [GAME.legal_moves(GAME.apply(state, m)) for m in GAME.legal_moves(state)]
+            kind = {"pass" if c == (PASS,) else "end" for c in children if c in ((PASS,), ())}
+            if kind:
+                kinds |= kind
+                assert GAME.perft2(state) == sum(len(c) for c in children)
+    assert kinds == {"pass", "end"}
 
 
 @pytest.mark.slow
@@ -294,6 +312,8 @@ def test_random_game_invariants(seed: int) -> None:
             after = GAME.play(state, "pass")
             assert after == (theirs, mine, 1 - player)
             assert GAME.legal_moves(after) and PASS not in GAME.legal_moves(after)
+        # the packed two-ply count agrees with plain counting (passes and ends included)
+        assert GAME.perft2(state) == perft(GAME, state, 2, use_perft2=False)
         # render / parse_board round trip
         text = GAME.render(state)
         parsed = GAME.parse_board(text)
