@@ -181,3 +181,12 @@ def test_the_documented_vf_eval_command_runs_offline(tmp_path: Path) -> None:
         assert trace["rewards"]["win"]["score"] == trace["info"]["reward"]["components"]["win"]
         replay = Episode.replay(trajectory["task"], [e["reply"] for e in trajectory["events"]])
         assert replay.to_dict() == trajectory
+
+
+@pytest.mark.server
+def test_the_driver_raises_when_the_rollout_fails() -> None:
+    from rollouts.drivers import DriverError, get_driver
+
+    with pytest.raises(DriverError, match="rollout failed"):
+        get_driver("verifiers").run([Task(game="tictactoe", seed=1)],
+                                    base_url="http://127.0.0.1:9/v1", model="scripted")
