@@ -8,7 +8,6 @@ gives up never says so).
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -193,24 +192,21 @@ class GameToolsServer(SimpleResourcesServer):
         )
 
 
-# rosetta: truncation: tools: a model that stops early is settled by core (`turn_cap`)
+# rosetta: truncation: tools: a model that stops early is settled by core (`Episode.settle`)
 def _settle(episode: Episode, response: NeMoGymResponse) -> Episode:
     """The model stopped calling ``make_move`` before the game ended (the model
     decides when to stop in NeMo Gym). Its closing text is its last reply, judged
     as core judges any text reply; if the game still goes on, it ends there as the
-    task's turn cap (a settled end, scored by the rubric): the episode is replayed
-    with ``max_turns`` = the replies made, so the trajectory replays as it is."""
+    task's turn cap (``Episode.settle``: a settled end, scored by the rubric)."""
     output = list(response.output)
     start = len(output)  # the closing messages: after the last tool call or tool output
     while start > 0 and output[start - 1].type in ("message", "reasoning"):
         start -= 1
     text = extract_text(response.model_copy(update={"output": output[start:]}))
     episode.step(text)
-    if episode.done:
-        return episode
-    replies = [e["reply"] if e["kind"] == "text" else {"move": e["reply"]} for e in episode.events]
-    capped = dataclasses.replace(episode.task, max_turns=len(replies))
-    return Episode.replay(capped, replies, episode.rubric)
+    if not episode.done:
+        episode.settle()
+    return episode
 
 
 # rosetta: transport: HTTP (FastAPI + uvicorn), in `.venv-nemo` (Python 3.12)

@@ -6,7 +6,6 @@ each test opens its own sessions with its own cookie jar.
 
 from __future__ import annotations
 
-import dataclasses
 import subprocess
 import time
 from collections.abc import Iterator
@@ -176,7 +175,7 @@ def test_tools_game_verify_returns_engine_reward(urls: dict[str, str]) -> None:
     assert verify["result"] == reference.result
 
 
-def test_tools_a_stopped_game_is_a_settled_turn_cap(urls: dict[str, str]) -> None:
+def test_tools_a_stopped_game_is_settled(urls: dict[str, str]) -> None:
     task = Task(game="tictactoe", seed=2)
     row = make_row(task, "tools")
     stop = response("I would rather stop here.")
@@ -193,11 +192,11 @@ def test_tools_a_stopped_game_is_a_settled_turn_cap(urls: dict[str, str]) -> Non
         stop["output"] = [call, tool_output, *stop["output"]]
         verify = env.post("/verify", json={**row, "response": stop}).json()
     # The closing text is the model's last reply (a format failure here); the game
-    # then ends on it as a turn cap, settled as the task says (a loss by default).
-    replies = [{"move": "4"}, "I would rather stop here."]
-    reference = Episode.replay(dataclasses.replace(task, max_turns=2), replies)
+    # then ends there, settled like a turn cap as the task says (a loss by default).
+    reference = Episode.replay(task, [{"move": "4"}, "I would rather stop here."])
+    reference.settle()
     assert verify["trajectory"] == reference.to_dict()
-    assert verify["result"] == "loss" and verify["trajectory"]["termination"] == "turn_cap"
+    assert verify["result"] == "loss" and verify["trajectory"]["termination"] == "stopped"
     assert verify["reward_breakdown"] == reference.reward().to_dict()
     assert verify["reward"] == reference.reward().total
 
@@ -209,7 +208,7 @@ def test_tools_a_closing_text_move_is_played(urls: dict[str, str]) -> None:
         verify = env.post("/verify", json={**row, "response": response("<move>4</move>")}).json()
     events = verify["trajectory"]["events"]
     assert [(e["kind"], e["move"]) for e in events] == [("text", "4")]
-    assert verify["trajectory"]["task"]["max_turns"] == 1
+    assert verify["trajectory"]["termination"] == "stopped"
 
 
 def test_tools_abandoned_sessions_expire(urls: dict[str, str]) -> None:
