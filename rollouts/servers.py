@@ -113,7 +113,8 @@ def start_server(
     running interpreter. ``env`` is added to (not replacing) ``os.environ``.
     Raises :class:`ServerStartError` with the log tail if the process exits
     or is not healthy within ``timeout`` seconds; the process is stopped in
-    every case.
+    every case. An exception raised inside the block gets the log tail as a
+    note (and the log file is kept); otherwise the log file is removed.
     """
     chosen = port if port is not None else free_port()
     interpreter = python or sys.executable
@@ -141,6 +142,7 @@ def start_server(
         log.close()
         raise ServerStartError(f"cannot start {args!r}: {e}") from e
     server = RunningServer(process=process, port=chosen, log_path=log_path)
+    keep_log = False
     url = f"http://{HOST}:{chosen}{health_url_path}"
     try:
         deadline = time.monotonic() + timeout
@@ -161,10 +163,17 @@ def start_server(
                 )
             time.sleep(delay)
             delay = min(delay * 1.5, 0.5)
-        yield server
+        try:
+            yield server
+        except BaseException as exc:
+            # The caller failed while the server ran: the server's side of the story
+            # usually explains it. Keep the log file and quote its tail.
+            keep_log = True
+            exc.add_note(f"--- server log tail ({log_path}) ---\n{server.log_tail(2000)}")
+            raise
     finally:
         stop_process(process)
         log.close()
-        if process.returncode is not None:
+        if not keep_log:
             with suppress(OSError):
                 log_path.unlink()

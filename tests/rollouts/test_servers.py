@@ -157,3 +157,21 @@ def test_async_client_matches_sync() -> None:
         sync = ChatClient(url, "scripted").complete(messages)
         texts = asyncio.run(ask(url))
     assert texts == [sync.text] * 4 and "<move>" in sync.text
+
+
+def test_error_inside_block_carries_server_log(tmp_path) -> None:
+    script = (
+        "import sys, http.server\n"
+        "print('server says: config xyz loaded', flush=True)\n"
+        "http.server.test(HandlerClass=http.server.SimpleHTTPRequestHandler,"
+        " port=int(sys.argv[1]), bind='127.0.0.1')\n"
+    )
+    with (
+        pytest.raises(RuntimeError) as info,
+        start_server(["python", "-c", script, "{port}"], "/", cwd=tmp_path, timeout=60) as srv,
+    ):
+        raise RuntimeError("driver failed")
+    notes = "\n".join(getattr(info.value, "__notes__", []))
+    assert "config xyz loaded" in notes
+    assert srv.log_path.exists()
+    srv.log_path.unlink()
