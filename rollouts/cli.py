@@ -397,7 +397,10 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="gamebridge", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="gamebridge",
+        description="gamebridge: board-game rollouts through every RL environment framework.",
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (help_text, add) in COMMANDS.items():
         add(sub.add_parser(name, help=help_text, description=help_text))
