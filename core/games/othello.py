@@ -668,43 +668,48 @@ class Othello(Game[OthelloState, int]):
         in Othello"): corners held (weight 0.35), mobility (legal placements,
         0.3), Norvig's positional weights (0.25) and disc parity (0.1) —
         parity matters least until the end, corners and mobility most.
+        Corners, weights and parity are linear in the discs, so one table of
+        ``SQUARE_VALUES`` read a 16-bit chunk at a time scores them together.
         """
         mover, other, to_play = state
         mine_mask, theirs_mask = _masks(state)
         mine = mine_mask.bit_count()
         theirs = theirs_mask.bit_count()
-        mobility = (mine - theirs) / (mine + theirs) if mine + theirs else 0.0
-        corners = ((mover & BB_CORNERS).bit_count() - (other & BB_CORNERS).bit_count()) / 4
-        discs_mover = mover.bit_count()
-        discs_other = other.bit_count()
-        parity = (discs_mover - discs_other) / (discs_mover + discs_other)
-        position = (_weight(mover) - _weight(other)) / _WEIGHT_SCALE
-        value = 0.35 * corners + 0.3 * mobility + 0.25 * position + 0.1 * parity
+        value = (
+            _V0[mover & 0xFFFF]
+            + _V1[mover >> 16 & 0xFFFF]
+            + _V2[mover >> 32 & 0xFFFF]
+            + _V3[mover >> 48]
+            - _V0[other & 0xFFFF]
+            - _V1[other >> 16 & 0xFFFF]
+            - _V2[other >> 32 & 0xFFFF]
+            - _V3[other >> 48]
+        )
+        if mine + theirs:
+            value += 0.3 * (mine - theirs) / (mine + theirs)
         return value if player == to_play else -value
 
 
-class _ChunkWeights(dict[int, int]):
-    """Sum of ``WEIGHTS`` over the set bits of a 16-bit chunk, filled on first
-    use, like ``_ChunkSquares``."""
+SQUARE_VALUES: tuple[float, ...] = tuple(
+    0.35 * (BB_CORNERS >> sq & 1) / 4 + 0.25 * WEIGHTS[sq] / _WEIGHT_SCALE + 0.1 / 64
+    for sq in range(64)
+)
+"""One disc's share of ``evaluate``: corners (0.35 over the four), Norvig's
+weight (0.25 over the table's total) and parity (0.1 over 64 discs)."""
+
+
+class _ChunkValues(dict[int, float]):
+    """Sum of ``SQUARE_VALUES`` over the set bits of a 16-bit chunk, filled on
+    first use, like ``_ChunkSquares``."""
 
     def __init__(self, offset: int) -> None:
         super().__init__()
         self.offset = offset
 
-    def __missing__(self, chunk: int) -> int:
-        total = sum(WEIGHTS[self.offset + i] for i in range(16) if chunk >> i & 1)
+    def __missing__(self, chunk: int) -> float:
+        total = sum(SQUARE_VALUES[self.offset + i] for i in range(16) if chunk >> i & 1)
         self[chunk] = total
         return total
 
 
-_W0, _W1, _W2, _W3 = (_ChunkWeights(offset) for offset in (0, 16, 32, 48))
-
-
-def _weight(discs: Bitboard) -> int:
-    """Sum of ``WEIGHTS`` over ``discs``."""
-    return (
-        _W0[discs & 0xFFFF]
-        + _W1[discs >> 16 & 0xFFFF]
-        + _W2[discs >> 32 & 0xFFFF]
-        + _W3[discs >> 48]
-    )
+_V0, _V1, _V2, _V3 = (_ChunkValues(offset) for offset in (0, 16, 32, 48))
