@@ -14,6 +14,8 @@ per comment, invisible on the rendered page but visible in the source:
     <!-- docs-test: quote core/games/__init__.py --> the block appears verbatim in the file
     <!-- docs-test: file core/games/nim.py -->       one part of a whole-file quote: the
                                                      page's parts, in order, are the file
+    <!-- docs-test: output -->                       (on a ```text block) the output of the
+                                                     block just above, exactly
 
 Quoted blocks (``quote``/``file``) are compared with the source instead of
 being run. See docs/docs-tests.md.
@@ -62,6 +64,8 @@ class Block:
     port: int | None = None
     quote: str | None = None  # path of a file the block quotes verbatim
     file_part: str | None = None  # path of a file the page quotes whole, in parts
+    output: str | None = None  # the exact output shown in the ```text block below it
+    is_output: bool = False  # this block shows the output of the block above
 
     @property
     def id(self) -> str:
@@ -129,6 +133,10 @@ def _apply_marker(block: Block, body: str, where: str) -> None:
             if key != "port" or not value.isdigit():
                 raise MarkerError(f"{where}: background takes only port=N, got {opt!r}")
             block.port = int(value)
+    elif word == "output":
+        if rest:
+            raise MarkerError(f"{where}: output takes no argument")
+        block.is_output = True
     elif word in ("quote", "file"):
         if not rest or " " in rest:
             raise MarkerError(f"{where}: {word} needs one repo-relative path, got {rest!r}")
@@ -139,7 +147,7 @@ def _apply_marker(block: Block, body: str, where: str) -> None:
     else:
         raise MarkerError(
             f"{where}: unknown docs-test marker {body!r} "
-            "(skip, expect, timeout, exit, background, quote, file)"
+            "(skip, expect, timeout, exit, background, quote, file, output)"
         )
 
 
@@ -190,7 +198,13 @@ def parse_page(path: Path, root: Path) -> tuple[list[Block], list[str]]:
                 errors.append(str(e))
         if block.background and block.kind not in ("shell", "console"):
             errors.append(f"{block.id}: only a shell block can run in the background")
-        if pending and block.kind == "":
+        if block.is_output:
+            prev = blocks[-1] if blocks else None
+            if prev is None or prev.kind not in ("shell", "console", "python") or prev.background:
+                errors.append(f"{block.id}: an output block must follow the block it shows")
+            else:
+                prev.output = block.code
+        elif pending and block.kind == "":
             errors.append(
                 f"{block.id}: docs-test markers on a ```{lang or '(no language)'} "
                 "block, which is never run"

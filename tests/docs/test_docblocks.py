@@ -103,3 +103,13 @@ def test_links_and_slugs(tmp_path: Path) -> None:
     found = links(page)
     assert [t for _, t in found] == ["src.py#L1-L2", "src.py#L1-L3", "#top", "#nope", "x.md"]
     assert [broken_link(page, t) is None for _, t in found] == [True, False, True, False, False]
+
+
+def test_output_block_attaches_to_the_block_above(tmp_path: Path) -> None:
+    text = (
+        "```python\nprint(1)\n```\n\n<!-- docs-test: output -->\n```text\n1\n```\n\n"
+        "<!-- docs-test: output -->\n```text\norphan\n```\n"
+    )
+    blocks, errors = _parse(tmp_path, text)
+    assert blocks[0].output == "1\n"
+    assert len(errors) == 1 and "must follow the block it shows" in errors[0]

@@ -15,6 +15,7 @@ page with ``pytest tests/docs -k add-a-game``; a page's blocks run in order.
 
 from __future__ import annotations
 
+import difflib
 import os
 import signal
 import socket
@@ -143,9 +144,19 @@ def _run(block: Block, tmp: Path) -> None:
             f"{block.id}: exit status {proc.returncode}, expected {block.exit_code}\n"
             f"--- block ---\n{block.code}--- output (tail) ---\n{text[-4000:]}"
         )
+    if block.output is not None and _lines(text) != _lines(block.output):
+        diff = "\n".join(
+            difflib.unified_diff(_lines(block.output), _lines(text), "page", "actual", lineterm="")
+        )
+        pytest.fail(f"{block.id}: the output differs from the page's output block\n{diff}")
     missing = [e for e in block.expect if e not in text]
     if missing:
         pytest.fail(f"{block.id}: output lacks {missing}\n--- output (tail) ---\n{text[-4000:]}")
+
+
+def _lines(text: str) -> list[str]:
+    """Output lines, trailing spaces and blank edges ignored."""
+    return [ln.rstrip() for ln in text.strip("\n").splitlines()]
 
 
 def _check_quote(block: Block) -> None:
