@@ -229,6 +229,18 @@ def test_relative_links_resolve(page: str) -> None:
     assert not broken, "\n".join(broken)
 
 
+def test_index_links_every_page() -> None:
+    """docs/index.md links every page in docs/ (no orphan pages)."""
+    index = ROOT / "docs" / "index.md"
+    linked = {(index.parent / target.partition("#")[0]).resolve() for _, target in links(index)}
+    orphans = [
+        p.name
+        for p in sorted((ROOT / "docs").glob("*.md"))
+        if p.name != "index.md" and p.resolve() not in linked
+    ]
+    assert not orphans, f"docs/index.md does not link: {orphans}"
+
+
 def test_pages_found() -> None:
     """The collector sees the pages and their blocks (guards against a parser that finds none)."""
     assert "README.md" in PARSED
