@@ -52,9 +52,12 @@ def _import_gem() -> Any:
     return gem
 
 
+# rosetta: rollout: the caller loops `reset` / `step` (rollouts/drivers/gem.py)
+# rosetta: transport: in-process
 class GameEnv(_import_gem().Env):  # type: ignore[misc]  # gem has no type stubs
     """One game per episode; actions are the model's text replies."""
 
+    # rosetta: session: one env per game; `gem.make_vec` passes `seed=seed+idx`
     def __init__(
         self,
         game: str = "tictactoe",
@@ -71,6 +74,7 @@ class GameEnv(_import_gem().Env):  # type: ignore[misc]  # gem has no type stubs
             self.task = Task.from_dict({"game": game, "seed": seed or 0, **task_fields})
         self.episode = Episode(self.task)  # stepping before reset raises core's error
 
+    # rosetta: reset: `reset(seed=None) -> (obs, info)`; never `super().reset(seed)` (global RNGs)
     def reset(self, seed: int | None = None) -> tuple[str, dict[str, Any]]:
         if seed is not None:  # not super().reset(seed): that seeds the global RNGs
             self.task = dataclasses.replace(self.task, seed=seed)
@@ -81,15 +85,23 @@ class GameEnv(_import_gem().Env):  # type: ignore[misc]  # gem has no type stubs
             "task": self.task.to_dict(),
         }
 
+    # rosetta: step: `step(action) -> (obs, reward, terminated, truncated, info)`
+    # rosetta: action: the reply text
+    # rosetta: observation: a string
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         result = self.episode.step(action)
         info = dict(result.info)
         if result.done:
+            # rosetta: state: `info["trajectory"]` on the last step
             info["trajectory"] = self.episode.to_dict()
+        # rosetta: truncation: `truncated`: the task's turn cap ended it (`terminated` too)
         truncated = result.done and self.episode.termination == "turn_cap"
+        # rosetta: reward: `reward` (the rubric total, at the end)
+        # rosetta: termination: `terminated` at every end
         return result.observation, result.reward, result.done, truncated, info
 
 
+# rosetta: registration: `gem.register("gamebridge/<game>", GameEnv, game=game)`
 def register() -> None:
     """Register ``gamebridge/<game>`` for every core game (again: no-op; GEM
     raises on a duplicate id)."""

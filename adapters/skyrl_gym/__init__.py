@@ -39,6 +39,7 @@ except ImportError as e:  # pragma: no cover - exercised only without the extra
     ) from e
 
 
+# rosetta: truncation: SkyRL's `max_turns` lowers the task's turn cap: core settles it (`turn_cap_result`)
 def task_from_extras(extras: Mapping[str, Any]) -> Task:
     """The task in a row's ``task`` column (or the row's own task fields), capped
     at SkyRL's ``max_turns`` when that is lower than the task's limit."""
@@ -54,14 +55,18 @@ def task_from_extras(extras: Mapping[str, Any]) -> Task:
     return task
 
 
+# rosetta: rollout: SkyRL's generator calls `init`, then `step` per turn (rollouts/drivers/skyrl_gym.py)
+# rosetta: transport: in-process
 class GameTextEnv(BaseTextEnv):  # type: ignore[misc]  # skyrl_gym ships no type hints
     """One game of the task in ``extras``; the model's text replies are the actions."""
 
+    # rosetta: session: one env per trajectory: `__init__(env_config, extras)`, extras = the dataset row
     def __init__(self, env_config: Any = None, extras: Mapping[str, Any] | None = None) -> None:
         super().__init__()
         self.episode = Episode(task_from_extras(extras or {}))
         self.max_turns = self.episode.task.turn_limit()
 
+    # rosetta: reset: `init(prompt) -> (messages, info)`: system prompt + first observation
     def init(self, prompt: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         """Core's conversation (the row's ``prompt`` is not used): system + first observation."""
         observation = self.episode.reset()
@@ -72,13 +77,19 @@ class GameTextEnv(BaseTextEnv):  # type: ignore[misc]  # skyrl_gym ships no type
         ]
         return messages, {"task": self.episode.task.to_dict()}
 
+    # rosetta: step: `step(action) -> BaseTextEnvStepOutput`
+    # rosetta: action: the model's reply text
     def step(self, action: str) -> BaseTextEnvStepOutput:
         result = self.episode.step(action)
         self.turns += 1
         metadata = dict(result.info)
         if result.done:
+            # rosetta: state: the env holds the Episode; `metadata["trajectory"]` on the last step
             metadata["trajectory"] = self.episode.to_dict()
+        # rosetta: observation: `observations=[{"role": "user", ...}]` (none at the end)
         observations = [] if result.done else [{"role": "user", "content": result.observation}]
+        # rosetta: reward: `reward` (the rubric total, on the last step)
+        # rosetta: termination: `done`
         return BaseTextEnvStepOutput(
             observations=observations, reward=result.reward, done=result.done, metadata=metadata
         )
@@ -99,6 +110,7 @@ class GameTextEnv(BaseTextEnv):  # type: ignore[misc]  # skyrl_gym ships no type
         }
 
 
+# rosetta: registration: `skyrl_gym.register(id="gamebridge", entry_point=GameTextEnv)`; rows name it in `env_class`
 def register(env_id: str = ENV_ID) -> None:
     """Register :class:`GameTextEnv` with skyrl_gym (a second call is a no-op:
     skyrl_gym itself raises on a duplicate)."""
