@@ -82,7 +82,7 @@ class Anchor:
     def link(self) -> str:
         span = f"{self.first}" if self.first == self.last else f"{self.first}-{self.last}"
         frag = f"L{self.first}" if self.first == self.last else f"L{self.first}-L{self.last}"
-        return f"[{Path(self.path).name}:{span}](../{self.path}#{frag})"
+        return f"[`{Path(self.path).name}:{span}`](../{self.path}#{frag})"
 
 
 def _files(framework: str) -> list[Path]:

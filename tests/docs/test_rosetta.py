@@ -54,7 +54,7 @@ def test_anchor_rules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         ("session", 4, 6),
         ("step", 9, 9),
     ]
-    assert anchors[0].link() == "[a.py:4-6](../a.py#L4-L6)"
+    assert anchors[0].link() == "[`a.py:4-6`](../a.py#L4-L6)"
     src.write_text("# rosetta: resett: typo\nx = 1\n")
     with pytest.raises(rosetta.RosettaError, match="unknown concept"):
         rosetta.anchors_in("gem", src)
