@@ -108,9 +108,6 @@ BLACK_START: Bitboard = 1 << 28 | 1 << 35
 WHITE_START: Bitboard = 1 << 27 | 1 << 36
 """d4 and e5."""
 
-# Direction shifts: +1 east (next column), +8 south (next row, toward row 8).
-_EAST, _SOUTH, _SOUTH_EAST, _SOUTH_WEST = 1, 8, 9, 7
-
 WEIGHTS: tuple[int, ...] = (
     120, -20, 20, 5, 5, 20, -20, 120,
     -20, -40, -5, -5, -5, -5, -40, -20,
@@ -596,7 +593,9 @@ class Othello(Game[OthelloState, int]):
             cells = []
             for col in range(8):
                 bit = 1 << (row * 8 + col)
-                cells.append(GLYPHS[0] if black & bit else GLYPHS[1] if white & bit else ".")
+                cells.append(
+                    GLYPHS[0] if black & bit else GLYPHS[1] if white & bit else EMPTY_GLYPH
+                )
             lines.append(f"{row + 1} " + " ".join(cells))
         counts = f"Discs: Black {black.bit_count()}, White {white.bit_count()}."
         moves = self.legal_moves(state)

@@ -293,6 +293,11 @@ def test_evaluate_and_ordering() -> None:
     assert GAME.evaluate(after, 0) > GAME.evaluate(state, 0)
     assert GAME.evaluate(after, 0) == -GAME.evaluate(after, 1)
     assert GAME.evaluate(GAME.initial_state(), 0) == 0.0
+    # X and C squares (beside the corners) come last.
+    bad = othello.BB_X_SQUARES | othello.BB_C_SQUARES
+    for state in _random_game(3):
+        ranks = [bool(bad >> m & 1) for m in GAME.ordered_moves(state) if m != PASS]
+        assert ranks == sorted(ranks)
 
 
 # --- properties over random games -------------------------------------------------
