@@ -469,10 +469,9 @@ class Othello(Game[OthelloState, int]):
         return (other ^ flips, mover | flips | 1 << move, player ^ 1)
 
     def is_terminal(self, state: OthelloState) -> bool:
-        """True once neither side has a placement."""
-        moves = _LEGAL.get(state)
-        if moves is not None:
-            return not moves
+        """True once neither side has a placement. (Through the ``_MASKS``
+        memo: a search asks this of each leaf, then ``evaluate``, which needs
+        both masks too.)"""
         mine, theirs = _masks(state)
         return not (mine or theirs)
 
