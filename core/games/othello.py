@@ -326,16 +326,18 @@ def flip_mask(mover: Bitboard, other: Bitboard, square: int) -> Bitboard:
 
 
 class _ChunkSquares(dict[int, tuple[int, ...]]):
-    """Square indices of the set bits of a 16-bit chunk of a mask, filled on
-    first use (at most 65,536 entries): four look-ups and three tuple joins
-    list a move mask, in place of a bit-scan loop."""
+    """Square indices of the set bits of a 16-bit chunk (two rows) of a mask,
+    filled on first use from two 256-entry row tables (at most 65,536
+    entries): four look-ups and three tuple joins list a move mask, in place
+    of a bit-scan loop."""
 
     def __init__(self, offset: int) -> None:
         super().__init__()
-        self.offset = offset
+        self.low = tuple(tuple(offset + i for i in range(8) if b >> i & 1) for b in range(256))
+        self.high = tuple(tuple(offset + 8 + i for i in range(8) if b >> i & 1) for b in range(256))
 
     def __missing__(self, chunk: int) -> tuple[int, ...]:
-        squares = tuple(self.offset + i for i in range(16) if chunk >> i & 1)
+        squares = self.low[chunk & 0xFF] + self.high[chunk >> 8]
         self[chunk] = squares
         return squares
 
@@ -698,14 +700,19 @@ weight (0.25 over the table's total) and parity (0.1 over 64 discs)."""
 
 class _ChunkValues(dict[int, float]):
     """Sum of ``SQUARE_VALUES`` over the set bits of a 16-bit chunk, filled on
-    first use, like ``_ChunkSquares``."""
+    first use from two 256-entry row tables, like ``_ChunkSquares``."""
 
     def __init__(self, offset: int) -> None:
         super().__init__()
-        self.offset = offset
+        self.low = tuple(
+            sum(SQUARE_VALUES[offset + i] for i in range(8) if b >> i & 1) for b in range(256)
+        )
+        self.high = tuple(
+            sum(SQUARE_VALUES[offset + 8 + i] for i in range(8) if b >> i & 1) for b in range(256)
+        )
 
     def __missing__(self, chunk: int) -> float:
-        total = sum(SQUARE_VALUES[self.offset + i] for i in range(16) if chunk >> i & 1)
+        total = self.low[chunk & 0xFF] + self.high[chunk >> 8]
         self[chunk] = total
         return total
 
