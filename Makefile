@@ -23,6 +23,7 @@ STAMP := $(VENV)/.installed-$(PYPROJECT_HASH)
 NEMO_STAMP := $(NEMO_VENV)/.installed-$(PYPROJECT_HASH)
 NEMO_GYM_PIN := nemo-gym==0.4.0
 PYTEST_ARGS ?=
+BENCH_ARGS ?=
 FILES ?= .
 
 .PHONY: help setup setup-venv setup-nemo setup-chromium test pytest lint format demo bench fuzz \
@@ -112,9 +113,8 @@ demo: setup ## Play a short demo: every game, scripted model, printed to the ter
 	$(VENV)/bin/gamebridge demo
 
 # The targets below run scripts that other parts of the project provide.
-bench: setup ## Run the benchmarks (bench/run.py).
-	@test -f bench/run.py || { echo "bench: bench/run.py does not exist yet" >&2; exit 1; }
-	$(PY) bench/run.py
+bench: setup ## Benchmarks vs OpenSpiel and the bare Episode (minutes); rewrites docs/performance.md.
+	$(PY) -m benchmarks.run $(BENCH_ARGS)
 
 fuzz: setup-venv ## Run the fuzzers (tests/fuzz/run.py).
 	@test -f tests/fuzz/run.py || { echo "fuzz: tests/fuzz/run.py does not exist yet" >&2; exit 1; }

@@ -1,0 +1,344 @@
+"""The turn loop and the adapters around it: Episode step cost, each in-process
+adapter's overhead over a bare Episode, the HTTP adapters' step latency, and
+``import core``.
+
+Every path plays the same games: the replies are computed once, by core's
+``ScriptedPlayer`` (random policy), against a random opponent (a minimax
+opponent's search would dwarf, and so hide, the loop's own cost), and each
+adapter replays them. The adapter overhead is (adapter time - Episode time) /
+Episode time over the same steps, timed back to back in each run; object
+construction and ``reset`` are outside the timed part.
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from benchmarks.report import ROOT, Row, Target
+from core.episode import Episode
+from core.parsing import format_reply
+from core.players import ScriptedPlayer
+from core.tasks import Task
+
+STEP_GAMES = ("tictactoe", "connect_four", "othello")
+
+
+@dataclass(frozen=True)
+class Game:
+    """One task and the model's moves in it (as move texts)."""
+
+    task: Task
+    moves: tuple[str, ...]
+
+    @property
+    def replies(self) -> list[str]:
+        return [format_reply(m) for m in self.moves]
+
+
+def scripted_games(per_game: int) -> list[Game]:
+    """``per_game`` tasks of each game, random opponent, and a scripted model's moves."""
+    games = []
+    for name in STEP_GAMES:
+        for seed in range(per_game):
+            task = Task(game=name, seed=seed, opponent="random")
+            episode = Episode(task)
+            player = ScriptedPlayer("random", seed)
+            messages = [
+                {"role": "system", "content": episode.system_prompt},
+                {"role": "user", "content": episode.reset()},
+            ]
+            moves = []
+            while not episode.done:
+                move = player.move(messages)
+                moves.append(move)
+                result = episode.step(format_reply(move))
+                messages += [
+                    {"role": "assistant", "content": format_reply(move)},
+                    {"role": "user", "content": result.observation},
+                ]
+            if episode.invalid_moves:
+                raise AssertionError(f"{task.task_id}: the scripted moves were not all legal")
+            games.append(Game(task, tuple(moves)))
+    return games
+
+
+# --- in process ----------------------------------------------------------------
+Stepper = Callable[[Game], tuple[Callable[[str], Any], list[str]]]
+"""Given a game: a ready (reset) object's step function and the actions to send."""
+
+
+def _episode_text(game: Game) -> tuple[Callable[[str], Any], list[str]]:
+    episode = Episode(game.task)
+    episode.reset()
+    return episode.step, game.replies
+
+
+def _episode_tool(game: Game) -> tuple[Callable[[str], Any], list[str]]:
+    episode = Episode(game.task)
+    episode.reset()
+    return episode.step_move, list(game.moves)
+
+
+def _gem(game: Game) -> tuple[Callable[[str], Any], list[str]]:
+    from adapters.gem import GameEnv
+
+    env = GameEnv(task=game.task)
+    env.reset()
+    return env.step, game.replies
+
+
+def _skyrl(game: Game) -> tuple[Callable[[str], Any], list[str]]:
+    from adapters.skyrl_gym import GameTextEnv
+
+    env = GameTextEnv(extras={"task": game.task.to_dict()})
+    env.init([])
+    return env.step, game.replies
+
+
+def _trl(game: Game) -> tuple[Callable[[str], Any], list[str]]:
+    from adapters.trl.environment import environment_class
+
+    env = environment_class(game.task.game)()
+    env.reset(**game.task.to_dict())
+    return env.make_move, list(game.moves)
+
+
+def _time_steps(stepper: Stepper, games: Sequence[Game]) -> tuple[float, int]:
+    """CPU seconds spent in the step calls only, and the number of steps."""
+    total = 0.0
+    steps = 0
+    clock = time.process_time
+    for game in games:
+        step, actions = stepper(game)
+        start = clock()
+        for action in actions:
+            step(action)
+        total += clock() - start
+        steps += len(actions)
+    return total, steps
+
+
+ADAPTERS: tuple[tuple[str, str, Stepper, Stepper], ...] = (
+    ("GEM", "`GameEnv.step(text)`", _gem, _episode_text),
+    ("SkyRL Gym", "`GameTextEnv.step(text)`", _skyrl, _episode_text),
+    ("TRL", "`GameEnvironment.make_move(move)`", _trl, _episode_tool),
+)
+
+
+def episode_rows(runs: int, games: Sequence[Game]) -> list[Row]:
+    """The bare Episode's step cost, and each in-process adapter's overhead."""
+    rows = []
+    for label, stepper in (
+        ("text replies, `step`", _episode_text),
+        ("tool moves, `step_move`", _episode_tool),
+    ):
+        per_step = []
+        for _ in range(runs):
+            seconds, steps = _time_steps(stepper, games)
+            per_step.append(seconds / steps * 1e6)
+        rows.append(
+            Row(
+                "Turn loop and in-process adapters",
+                f"Episode step ({label})",
+                f"{statistics.median(per_step):.1f} µs/step",
+                "",
+                tuple(per_step),
+                "µs",
+                None,
+                f"{steps} steps a run: {len(games) // len(STEP_GAMES)} games each of "
+                + ", ".join(STEP_GAMES)
+                + ", random opponent",
+            )
+        )
+    for name, call, adapter, bare in ADAPTERS:
+        _time_steps(adapter, games[:1])  # first use imports the framework: not timed
+        overheads = []
+        mine = []
+        base = []
+        for i in range(runs):
+            order = (adapter, bare) if i % 2 else (bare, adapter)
+            timed = {id(s): _time_steps(s, games)[0] for s in order}
+            a, b = timed[id(adapter)], timed[id(bare)]
+            mine.append(a)
+            base.append(b)
+            overheads.append((a - b) / b * 100)
+        steps = sum(len(g.moves) for g in games)
+        rows.append(
+            Row(
+                "Turn loop and in-process adapters",
+                f"{name} overhead over the Episode",
+                f"{statistics.median(mine) / steps * 1e6:.1f} µs/step",
+                f"{statistics.median(base) / steps * 1e6:.1f} µs/step",
+                tuple(overheads),
+                "%",
+                Target(10.0, at_least=False),
+                call + " against the bare Episode on the same steps",
+            )
+        )
+    return rows
+
+
+# --- over HTTP -------------------------------------------------------------------
+def _percentile(values: Sequence[float], q: float) -> float:
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def _latency_row(name: str, latencies_ms: Sequence[float], note: str) -> list[Row]:
+    p50 = _percentile(latencies_ms, 50)
+    p99 = _percentile(latencies_ms, 99)
+    return [
+        Row(
+            "HTTP adapters (wall clock, server in its own process)",
+            f"{name} step latency p50",
+            f"{p50:.2f} ms",
+            "",
+            (p50,),
+            "ms",
+            None,
+            note,
+        ),
+        Row(
+            "HTTP adapters (wall clock, server in its own process)",
+            f"{name} step latency p99",
+            f"{p99:.2f} ms",
+            "",
+            (p99,),
+            "ms",
+            None,
+            f"{len(latencies_ms)} steps",
+        ),
+    ]
+
+
+def _openenv_latencies(games: Sequence[Game]) -> list[float]:
+    from adapters.openenv import GameAction, GameEnvClient
+    from rollouts.servers import start_server
+
+    argv = [sys.executable, "-m", "adapters.openenv", "--host", "127.0.0.1", "--port", "{port}"]
+    latencies = []
+    with start_server(argv, "/health", cwd=ROOT) as server:
+        for game in games:
+            with GameEnvClient(base_url=server.base_url).sync() as env:
+                env.reset(task=game.task.to_dict())
+                for reply in game.replies:
+                    start = time.perf_counter()
+                    result = env.step(GameAction(reply=reply))
+                    latencies.append((time.perf_counter() - start) * 1e3)
+                if not result.done:
+                    raise AssertionError(f"{game.task.task_id}: OpenEnv game did not finish")
+    return latencies
+
+
+def _nemo_response(text: str) -> dict[str, Any]:
+    """A minimal NeMoGymResponse holding one assistant message (no model)."""
+    return {
+        "id": "resp_bench",
+        "created_at": 0.0,
+        "model": "scripted",
+        "object": "response",
+        "parallel_tool_calls": False,
+        "tool_choice": "auto",
+        "tools": [],
+        "output": [
+            {
+                "id": "msg_bench",
+                "type": "message",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": text, "annotations": []}],
+            }
+        ],
+    }
+
+
+def _nemo_latencies(games: Sequence[Game]) -> list[float]:
+    import httpx
+
+    from adapters.nemo_gym.rows import make_row
+    from rollouts.drivers.nemo_gym import nemo_python
+    from rollouts.servers import start_server
+
+    argv = ["python", "-m", "adapters.nemo_gym", "--style", "gymnasium", "--port", "{port}"]
+    latencies = []
+    with start_server(argv, "/", {"PYTHONUNBUFFERED": "1"}, str(nemo_python()), cwd=ROOT) as srv:
+        for game in games:
+            row = make_row(game.task)
+            with httpx.Client(base_url=srv.base_url, timeout=60) as client:
+                client.post("/reset", json=row).raise_for_status()
+                for reply in game.replies:
+                    start = time.perf_counter()
+                    response = client.post("/step", json={**row, "response": _nemo_response(reply)})
+                    latencies.append((time.perf_counter() - start) * 1e3)
+                    response.raise_for_status()
+                if not response.json()["terminated"]:
+                    raise AssertionError(f"{game.task.task_id}: NeMo Gym game did not finish")
+    return latencies
+
+
+def http_rows(games: Sequence[Game]) -> tuple[list[Row], list[str]]:
+    """p50/p99 step latency of the OpenEnv WebSocket client and the NeMo Gym
+    gymnasium server; a framework that cannot run here is reported, not faked."""
+    rows: list[Row] = []
+    skipped: list[str] = []
+    steps_note = "scripted replies, no model; one WebSocket session per game"
+    try:
+        rows += _latency_row("OpenEnv (WebSocket client)", _openenv_latencies(games), steps_note)
+    except ImportError as e:
+        skipped.append(f"OpenEnv latency not measured: {e}")
+    from rollouts.drivers.nemo_gym import nemo_python
+
+    if nemo_python().exists():
+        rows += _latency_row(
+            "NeMo Gym (gymnasium /step, HTTP)",
+            _nemo_latencies(games),
+            "scripted replies, no model; httpx keep-alive client, one session per game",
+        )
+    else:
+        skipped.append(
+            f"NeMo Gym latency not measured: {nemo_python()} is missing (make setup-nemo)"
+        )
+    return rows, skipped
+
+
+# --- import core ---------------------------------------------------------------------
+_IMPORT_PROBE = (
+    "import time; w = time.perf_counter(); c = time.process_time(); import core; "
+    "print(time.perf_counter() - w, time.process_time() - c)"
+)
+
+
+def import_rows(n: int) -> list[Row]:
+    """``import core`` in ``n`` fresh interpreters (the import alone, not start-up)."""
+    wall = []
+    cpu = []
+    for _ in range(n):
+        out = subprocess.run(
+            [sys.executable, "-c", _IMPORT_PROBE],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        w, c = out.stdout.split()
+        wall.append(float(w) * 1e3)
+        cpu.append(float(c) * 1e3)
+    return [
+        Row(
+            "Start-up",
+            "`import core` (fresh interpreter)",
+            f"{statistics.median(wall):.1f} ms",
+            "",
+            tuple(wall),
+            "ms",
+            Target(50.0, at_least=False),
+            f"wall clock, median of {n} subprocesses; CPU {statistics.median(cpu):.1f} ms",
+        )
+    ]
