@@ -92,6 +92,12 @@ class TicTacToeState(NamedTuple):
     o: Bitboard
 
 
+_new_state = tuple.__new__
+"""``TicTacToeState`` without its generated ``__new__`` (a Python function):
+``_new_state(TicTacToeState, (x, o))`` builds the same NamedTuple about twice as
+fast, and ``apply`` builds one per move."""
+
+
 class TicTacToe(Game[TicTacToeState, int]):
     """The rules of Tic-Tac-Toe (see the module docstring)."""
 
@@ -141,8 +147,8 @@ class TicTacToe(Game[TicTacToeState, int]):
         """The position after the side to move marks cell ``move`` (unchecked)."""
         x, o = state
         if x.bit_count() == o.bit_count():
-            return TicTacToeState(x | 1 << move, o)
-        return TicTacToeState(x, o | 1 << move)
+            return _new_state(TicTacToeState, (x | 1 << move, o))
+        return _new_state(TicTacToeState, (x, o | 1 << move))
 
     def is_terminal(self, state: TicTacToeState) -> bool:
         """True once a side has a line or the board is full."""
