@@ -125,9 +125,8 @@ _WEIGHT_SCALE = sum(abs(w) for w in WEIGHTS)
 
 SQUARE_NAMES: tuple[str, ...] = tuple(f"{COLUMNS[i % 8]}{i // 8 + 1}" for i in range(64))
 
-_SEARCH_RANK: tuple[int, ...] = tuple(
-    sorted(range(64), key=lambda sq: (-WEIGHTS[sq], sq)).index(sq) for sq in range(64)
-) + (64,)
+_SEARCH_ORDER: list[int] = sorted(range(64), key=lambda sq: (-WEIGHTS[sq], sq))
+_SEARCH_RANK: tuple[int, ...] = tuple(_SEARCH_ORDER.index(sq) for sq in range(64)) + (64,)
 """Order in which search tries moves: by ``WEIGHTS``, best first (corners
 first, X squares last), ties by square index; the pass last."""
 
@@ -282,15 +281,18 @@ def _build_rays() -> tuple[tuple[Bitboard, ...], tuple[dict[Bitboard, _Rays], ..
                 r, c = r + d_row, c + d_col
             if ray.bit_count() >= 2:
                 directions.append((1 << ((row + d_row) * 8 + col + d_col), ray))
-        table: dict[Bitboard, _Rays] = {}
-        for subset in range(1 << len(directions)):
-            chosen = [directions[i] for i in range(len(directions)) if subset >> i & 1]
-            key = sum(neighbour for neighbour, _ in chosen)
-            up = tuple(ray for neighbour, ray in chosen if neighbour > 1 << sq)
-            down = tuple(ray for neighbour, ray in chosen if neighbour < 1 << sq)
-            table[key] = (up, down)
-        neighbours_of.append(sum(neighbour for neighbour, _ in directions))
-        rays_of.append(table)
+        # Every subset of the directions, each built from a smaller one.
+        keys: list[Bitboard] = [0]
+        ups: list[tuple[Bitboard, ...]] = [()]
+        downs: list[tuple[Bitboard, ...]] = [()]
+        for neighbour, ray in directions:
+            toward_higher = neighbour > 1 << sq
+            for i in range(len(keys)):
+                keys.append(keys[i] | neighbour)
+                ups.append(ups[i] + (ray,) if toward_higher else ups[i])
+                downs.append(downs[i] if toward_higher else downs[i] + (ray,))
+        neighbours_of.append(keys[-1])
+        rays_of.append(dict(zip(keys, zip(ups, downs, strict=True), strict=True)))
     return tuple(neighbours_of), tuple(rays_of)
 
 
