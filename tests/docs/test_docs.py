@@ -54,18 +54,30 @@ def _env() -> dict[str, str]:
     return env
 
 
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    """Stop a process group this test started (by its own id)."""
-    if proc.poll() is not None:
-        return
+def _group_alive(proc: subprocess.Popen[bytes]) -> bool:
+    proc.poll()  # reap the leader, so a finished leader does not count
     try:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=10)
+        os.killpg(proc.pid, 0)
     except ProcessLookupError:
-        return
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=10)
+        return False
+    return True
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """Stop the process group of a block this test started (its own id): SIGINT
+    first, so Python code runs its cleanup (``start_server`` stops the servers
+    it started in their own sessions), then SIGTERM, then SIGKILL, until no
+    process of the group is left (a ``cmd &`` inside a block included)."""
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
+        if not _group_alive(proc):
+            return
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and _group_alive(proc):
+            time.sleep(0.1)
 
 
 @pytest.fixture(scope="session", autouse=True)
