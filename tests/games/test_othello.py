@@ -147,6 +147,20 @@ def test_perft_divide_sums_and_symmetry() -> None:
     assert len(set(divide.values())) == 1
 
 
+def test_perft2_every_leaf_plays_every_leaf() -> None:
+    class Counting(Othello):
+        applied = 0
+
+        def apply(self, state: OthelloState, move: int) -> OthelloState:
+            Counting.applied += 1
+            return super().apply(state, move)
+
+    game = Counting()
+    assert perft(game, game.initial_state(), 4, bulk=False) == PERFT[4]
+    # perft applies plies 1 and 2, perft2 makes ply 3 inline and applies every leaf
+    assert Counting.applied == PERFT[1] + PERFT[2] + PERFT[4]
+
+
 def test_perft_rejects_bad_depth() -> None:
     with pytest.raises(ValueError):
         perft(GAME, GAME.initial_state(), -1)
@@ -319,6 +333,7 @@ def test_random_game_invariants(seed: int) -> None:
             assert GAME.legal_moves(after) and PASS not in GAME.legal_moves(after)
         # the packed two-ply count agrees with plain counting (passes and ends included)
         assert GAME.perft2(state) == perft(GAME, state, 2, use_perft2=False)
+        assert GAME.perft2(state, bulk=False) == GAME.perft2(state)
         # render / parse_board round trip
         text = GAME.render(state)
         parsed = GAME.parse_board(text)
