@@ -198,6 +198,11 @@ def parse_page(path: Path, root: Path) -> tuple[list[Block], list[str]]:
                 errors.append(str(e))
         if block.background and block.kind not in ("shell", "console"):
             errors.append(f"{block.id}: only a shell block can run in the background")
+        if not lang:
+            errors.append(
+                f"{block.id}: a code block without a language; name one (bash, python: run; "
+                "text, json, yaml, ...: shown only)"
+            )
         if block.is_output:
             prev = blocks[-1] if blocks else None
             if prev is None or prev.kind not in ("shell", "console", "python") or prev.background:

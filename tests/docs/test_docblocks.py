@@ -71,13 +71,15 @@ def test_marker_errors_are_reported(tmp_path: Path) -> None:
         '<!-- docs-test: expct "x" -->\n```bash\nls\n```\n\n'  # unknown marker
         "<!-- docs-test: skip (x) -->\n\n```bash\nls\n```\n\n"  # blank line between
         "<!-- docs-test: background -->\n```python\npass\n```\n"  # python in background
+        "```\nls\n```\n"  # no language: run or not?
     )
     _, errors = _parse(tmp_path, text)
-    assert len(errors) == 4, errors
+    assert len(errors) == 5, errors
     assert "needs a reason" in errors[0]
     assert "unknown docs-test marker" in errors[1]
     assert "not directly above" in errors[2]
     assert "only a shell block" in errors[3]
+    assert "without a language" in errors[4]
 
 
 def test_find_in() -> None:
