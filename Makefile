@@ -26,7 +26,7 @@ PYTEST_ARGS ?=
 BENCH_ARGS ?=
 FILES ?= .
 
-.PHONY: help setup setup-venv setup-nemo setup-chromium test pytest lint format demo bench fuzz \
+.PHONY: docs help setup setup-venv setup-nemo setup-chromium test pytest lint format demo bench fuzz \
 	load train-tiny clean
 
 help: ## List the targets.
@@ -127,6 +127,9 @@ load: setup ## Load-test the environment servers (rollouts/load.py).
 train-tiny: setup-venv ## Train a tiny local model with TRL on CPU (rollouts/train_tiny.py).
 	@test -f rollouts/train_tiny.py || { echo "train-tiny: rollouts/train_tiny.py does not exist yet" >&2; exit 1; }
 	$(PY) -m rollouts.train_tiny
+
+docs: setup-venv ## Regenerate docs/frameworks.md's Rosetta table (after editing an adapter).
+	$(PY) docs/tools/rosetta.py --write
 
 clean: ## Remove caches and build output (keeps the venvs).
 	rm -rf .pytest_cache .mypy_cache .ruff_cache .hypothesis build dist *.egg-info
