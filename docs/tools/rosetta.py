@@ -255,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         print("\n".join(list(diff)[:40]), file=sys.stderr)
         print(
-            "rosetta: docs/frameworks.md is stale: run python docs/tools/rosetta.py --write",
+            "rosetta: docs/frameworks.md is stale: run `make docs` (python docs/tools/rosetta.py --write)",
             file=sys.stderr,
         )
         return 1

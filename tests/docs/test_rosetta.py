@@ -19,7 +19,7 @@ _spec.loader.exec_module(rosetta)
 def test_table_is_current() -> None:
     """Fails after an adapter edit moved its anchors: run docs/tools/rosetta.py --write."""
     assert rosetta.main(["--check"]) == 0, (
-        "docs/frameworks.md is stale: run python docs/tools/rosetta.py --write"
+        "docs/frameworks.md is stale: run `make docs` (python docs/tools/rosetta.py --write)"
     )
 
 
