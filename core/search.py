@@ -28,6 +28,7 @@ also order the next search of that position.
 from __future__ import annotations
 
 import math
+from collections import defaultdict
 from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -103,7 +104,10 @@ def search(
     outcome = game.outcome
     evaluate = game.evaluate
     table: dict[Any, tuple[int, int, float, Any]] = {}
-    history: dict[Any, int] = {}  # move -> cut-offs it caused, weighted by depth^2
+    # move -> cut-offs it caused, weighted by depth^2 (a defaultdict: its C-level
+    # __getitem__ is the sort key, no Python lambda per move)
+    history: defaultdict[Any, int] = defaultdict(int)
+    history_key = history.__getitem__
     nodes = 0
     nextafter = math.nextafter
 
@@ -134,7 +138,7 @@ def search(
             table[state] = (depth, _EXACT, value, None)
             return value
         if history:  # moves that caused cut-offs elsewhere first (stable sort)
-            moves = sorted(moves, key=lambda m: -history.get(m, 0))
+            moves = sorted(moves, key=history_key, reverse=True)
         if table_move is not None and moves[0] != table_move:
             moves = [table_move, *[m for m in moves if m != table_move]]
         best = -_INF
@@ -182,7 +186,7 @@ def search(
                 if value > low:
                     low = value
                     if low >= beta:
-                        history[move] = history.get(move, 0) + depth * depth
+                        history[move] += depth * depth
                         break
         if best <= alpha:
             flag = _UPPER
