@@ -15,9 +15,11 @@ pass is an ordinary move, so it needs nothing special. The search relies on
 the ``Game`` contract that ``ordered_moves`` is empty exactly when the game is
 over.
 
-Every root move is searched with a window that cannot cut off a move tying
-with the best one found so far (alpha one float step below the best), so
-``SearchResult.best_moves`` holds *all* root moves of the best value. Inner
+Every root move after the first is searched with a window one float step
+either side of the best value so far: a move tying with the best lands inside
+it and is scored exactly, a worse one fails low, and only a better one is
+searched again (with no upper bound), so ``SearchResult.best_moves`` holds
+*all* root moves of the best value. Inner
 nodes use fail-soft alpha-beta (principal variation search: moves after the
 first are tried with a null window first) with a transposition table (one per
 ``search`` call, keyed by state; a stored value is reused only at the same
@@ -215,13 +217,20 @@ def search(
         for move in root_moves:
             child = apply(state, move)
             child_player = to_play(child)
-            # One float step below the best: a tie stays inside the window and is
-            # scored exactly; anything worse fails low.
-            alpha = math.nextafter(best, -_INF)
+            # The window is one float step either side of the best so far: a tie
+            # lands strictly inside it and is scored exactly, anything worse fails
+            # low, and only a better move (failing high) is searched again for its
+            # exact value, with no upper bound.
+            alpha = nextafter(best, -_INF)
+            beta = _INF if best == -_INF else nextafter(best, _INF)
             if child_player == player:
-                value = negamax(child, iteration_depth - 1, alpha, _INF, child_player)
+                value = negamax(child, iteration_depth - 1, alpha, beta, child_player)
+                if value >= beta != _INF:
+                    value = negamax(child, iteration_depth - 1, alpha, _INF, child_player)
             else:
-                value = -negamax(child, iteration_depth - 1, -_INF, -alpha, child_player)
+                value = -negamax(child, iteration_depth - 1, -beta, -alpha, child_player)
+                if value >= beta != _INF:
+                    value = -negamax(child, iteration_depth - 1, -_INF, -alpha, child_player)
             if value > best:
                 best = value
                 best_moves = [move]
