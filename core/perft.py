@@ -9,11 +9,12 @@ Counting rules: a move is a ply (Othello's pass included); a finished game
 (no legal move) before ``depth`` counts nothing, so ``perft(d)`` is the
 number of move sequences of exactly ``d`` plies.
 
-A game may count the last two plies itself with a ``perft2(state, bulk)``
-method (Othello does: it generates the moves of all the children of a
-position in one packed pass, and with ``bulk=False`` still plays every last
-move with ``apply``); ``use_perft2=False`` turns that off, so every count
-comes from ``legal_moves`` and ``apply`` as listed above.
+A game may count the last plies itself with ``perft2(state, bulk)`` (two
+plies) and ``perft3(state, bulk)`` (three) methods (Othello does: it
+generates the moves of all the children of a position in one packed pass,
+and with ``bulk=False`` still plays every last move with ``apply``);
+``use_perft2=False`` turns them off, so every count comes from
+``legal_moves`` and ``apply`` as listed above.
 """
 
 from __future__ import annotations
@@ -34,17 +35,20 @@ def perft(
     ``bulk=True`` counts the moves at the last ply without applying them
     (``len(legal_moves)``: "bulk counting"); ``bulk=False`` applies every
     last move too ("every leaf"), which exercises ``apply`` on each leaf.
-    Either way the game's ``perft2`` does the last two plies when it has one
-    (unless ``use_perft2=False``). All return the same number. Raises
-    ``ValueError`` for a negative depth.
+    Either way the game's ``perft3`` / ``perft2`` do the last three / two
+    plies when it has them (unless ``use_perft2=False``). All return the same
+    number. Raises ``ValueError`` for a negative depth.
     """
     if isinstance(depth, bool) or not isinstance(depth, int) or depth < 0:
         raise ValueError(f"depth must be an int >= 0, got {depth!r}")
     legal_moves = game.legal_moves
     apply = game.apply
     perft2 = getattr(game, "perft2", None) if use_perft2 else None
+    perft3 = getattr(game, "perft3", None) if use_perft2 else None
 
     def count(state: Any, depth: int) -> int:
+        if depth == 3 and perft3 is not None:
+            return int(perft3(state, bulk))
         if depth == 2 and perft2 is not None:
             return int(perft2(state, bulk))
         moves = legal_moves(state)

@@ -386,6 +386,47 @@ _ROW_RE = re.compile(r"^\s*([1-8])((?:\s+[BW.]){8})\s*(?:[1-8])?\s*$")
 _SQUARE_RE = re.compile(r"^([a-h])([1-8])$")
 
 
+def _pack_children(
+    mover: Bitboard, other: Bitboard, player: int, moves: tuple[int, ...], keep: bool
+) -> tuple[list[OthelloState], Bitboard]:
+    """The children after each of ``moves`` (placements, not the pass), packed
+    ``_LANE`` bits apart, and their placements from one ``move_mask`` call
+    (lane ``i`` for ``moves[i]``). The child states are listed only when
+    ``keep``."""
+    children: list[OthelloState] = []
+    packed_mover = packed_other = 0
+    shift = 0
+    not_other = ~other
+    next_player = player ^ 1
+    for move in moves:
+        # Othello.apply, inline: the child's mover is this position's other side.
+        flips = 0
+        up, down = _RAYS[move][other & _NEIGHBOURS[move]]
+        for ray in up:
+            blockers = ray & not_other
+            first = blockers & -blockers
+            if first & mover:
+                flips |= ray & (first - 1)
+        for ray in down:
+            blockers = ray & not_other
+            if blockers:
+                first = 1 << (blockers.bit_length() - 1)
+                if first & mover:
+                    flips |= ray & -(first << 1)
+        child_mover = other ^ flips
+        child_other = mover | flips | 1 << move
+        if keep:
+            children.append((child_mover, child_other, next_player))
+        packed_mover |= child_mover << shift
+        packed_other |= child_other << shift
+        shift += _LANE
+    lanes = len(moves)
+    placements = move_mask(
+        packed_mover, packed_other, _LANES_ALL[lanes], _LANES_NOT_EDGE_FILES[lanes]
+    )
+    return children, placements
+
+
 class Othello(Game[OthelloState, int]):
     """The rules of Othello (see the module docstring)."""
 
@@ -479,7 +520,9 @@ class Othello(Game[OthelloState, int]):
         mine, theirs = _masks(state)
         return not (mine or theirs)
 
-    def perft2(self, state: OthelloState, bulk: bool = True) -> int:
+    def perft2(
+        self, state: OthelloState, bulk: bool = True, moves: tuple[int, ...] | None = None
+    ) -> int:
         """The number of two-ply move sequences from ``state`` (``perft`` at
         depth 2, which ``core.perft`` asks the game for).
 
@@ -489,9 +532,11 @@ class Othello(Game[OthelloState, int]):
         call each. A child with no placement has one move, the pass, if its
         opponent can place, else none (the game is over). ``bulk=True``
         counts the replies; ``bulk=False`` also plays every reply with
-        ``apply`` ("every leaf").
+        ``apply`` ("every leaf"). ``moves`` are the legal moves of ``state``
+        when the caller knows them already.
         """
-        moves = self.legal_moves(state)
+        if moves is None:
+            moves = self.legal_moves(state)
         if not moves:
             return 0
         mover, other, player = state
@@ -503,42 +548,15 @@ class Othello(Game[OthelloState, int]):
                 for reply in replies:
                     apply(child, reply)
             return len(replies)
-        children = []
-        packed_mover = packed_other = 0
-        shift = 0
-        not_other = ~other
-        next_player = player ^ 1
-        for move in moves:
-            # apply, inline: the child's mover is this position's other side.
-            flips = 0
-            up, down = _RAYS[move][other & _NEIGHBOURS[move]]
-            for ray in up:
-                blockers = ray & not_other
-                first = blockers & -blockers
-                if first & mover:
-                    flips |= ray & (first - 1)
-            for ray in down:
-                blockers = ray & not_other
-                if blockers:
-                    first = 1 << (blockers.bit_length() - 1)
-                    if first & mover:
-                        flips |= ray & -(first << 1)
-            child_mover = other ^ flips
-            child_other = mover | flips | 1 << move
-            children.append((child_mover, child_other, next_player))
-            packed_mover |= child_mover << shift
-            packed_other |= child_other << shift
-            shift += _LANE
-        lanes = len(moves)
-        placements = move_mask(
-            packed_mover, packed_other, _LANES_ALL[lanes], _LANES_NOT_EDGE_FILES[lanes]
-        )
+        children, placements = _pack_children(mover, other, player, moves, not bulk)
         if bulk:
             total = placements.bit_count()
-            if _lanes_nonzero(placements, lanes) != lanes:
-                for child_mover, child_other, _ in children:
-                    if not placements & BB_ALL and move_mask(child_other, child_mover):
-                        total += 1  # this child must pass
+            if _lanes_nonzero(placements, len(moves)) != len(moves):
+                for move in moves:
+                    if not placements & BB_ALL:
+                        child_mover, child_other, _ = apply(state, move)
+                        if move_mask(child_other, child_mover):
+                            total += 1  # this child must pass
                     placements >>= _LANE
             return total
         total = 0
@@ -554,6 +572,28 @@ class Othello(Game[OthelloState, int]):
             for reply in replies:
                 apply(child, reply)
             total += len(replies)
+        return total
+
+    def perft3(self, state: OthelloState, bulk: bool = True) -> int:
+        """``perft`` at depth 3: the children's moves come from one packed
+        ``move_mask`` call (as in ``perft2``), then ``perft2`` counts below
+        each child."""
+        moves = self.legal_moves(state)
+        if not moves:
+            return 0
+        mover, other, player = state
+        if moves == _ONLY_PASS:
+            return self.perft2((other, mover, player ^ 1), bulk)
+        children, placements = _pack_children(mover, other, player, moves, True)
+        perft2 = self.perft2
+        total = 0
+        for child in children:
+            mask = placements & BB_ALL
+            placements >>= _LANE
+            if mask:
+                total += perft2(child, bulk, mask_squares(mask))
+            elif move_mask(child[1], child[0]):
+                total += perft2(child, bulk, _ONLY_PASS)
         return total
 
     def outcome(self, state: OthelloState) -> Outcome | None:

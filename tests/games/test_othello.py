@@ -129,6 +129,7 @@ def test_perft2_with_passes_and_endings() -> None:
             if kind:
                 kinds |= kind
                 assert GAME.perft2(state) == sum(len(c) for c in children)
+                assert GAME.perft3(state) == perft(GAME, state, 3, use_perft2=False)
     assert kinds == {"pass", "end"}
 
 
@@ -157,8 +158,8 @@ def test_perft2_every_leaf_plays_every_leaf() -> None:
 
     game = Counting()
     assert perft(game, game.initial_state(), 4, bulk=False) == PERFT[4]
-    # perft applies plies 1 and 2, perft2 makes ply 3 inline and applies every leaf
-    assert Counting.applied == PERFT[1] + PERFT[2] + PERFT[4]
+    # perft applies ply 1; perft3 and perft2 make plies 2 and 3 inline and apply every leaf
+    assert Counting.applied == PERFT[1] + PERFT[4]
 
 
 def test_perft_rejects_bad_depth() -> None:
@@ -318,7 +319,7 @@ def test_evaluate_and_ordering() -> None:
 @settings(max_examples=12, deadline=None)
 @given(st.integers(min_value=0, max_value=2**32))
 def test_random_game_invariants(seed: int) -> None:
-    for state in _random_game(seed):
+    for ply, state in enumerate(_random_game(seed)):
         mine, theirs, player = state
         moves = GAME.legal_moves(state)
         # every legal move is listed, and only legal moves are (reference generator)
@@ -334,6 +335,9 @@ def test_random_game_invariants(seed: int) -> None:
         # the packed two-ply count agrees with plain counting (passes and ends included)
         assert GAME.perft2(state) == perft(GAME, state, 2, use_perft2=False)
         assert GAME.perft2(state, bulk=False) == GAME.perft2(state)
+        if ply % 6 == 0:
+            three_plies = perft(GAME, state, 3, use_perft2=False)
+            assert GAME.perft3(state) == GAME.perft3(state, bulk=False) == three_plies
         # render / parse_board round trip
         text = GAME.render(state)
         parsed = GAME.parse_board(text)
