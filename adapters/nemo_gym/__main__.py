@@ -25,13 +25,30 @@ def main(argv: list[str] | None = None) -> None:
         default=1800.0,
         help="seconds before an idle, unfinished game is dropped",
     )
+    parser.add_argument(
+        "--max-sessions", type=int, default=4096, help="live games at once (429 beyond)"
+    )
+    parser.add_argument(
+        "--max-body-bytes",
+        type=int,
+        default=4 * 1024 * 1024,
+        help="largest request body (413 beyond)",
+    )
     args = parser.parse_args(argv)
 
     import uvicorn
 
     from adapters.nemo_gym.server import build_app
 
-    app = build_app(args.style, args.game, args.host, args.port, args.session_ttl)
+    app = build_app(
+        args.style,
+        args.game,
+        args.host,
+        args.port,
+        args.session_ttl,
+        args.max_sessions,
+        args.max_body_bytes,
+    )
     uvicorn.run(
         app, host=args.host, port=args.port, log_level="warning", timeout_graceful_shutdown=1
     )

@@ -12,6 +12,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from adapters.nemo_gym.limits import DEFAULT_MAX_BODY_BYTES, BodyLimitMiddleware
 from adapters.nemo_gym.rows import DONE_HEADER
 from core.episode import Episode, EpisodeFinishedError
 from core.tasks import Task, TaskError
@@ -46,6 +47,10 @@ class GameServerConfig(BaseResourcesServerConfig):
     style: str = "gymnasium"
     """``gymnasium`` or ``tools``: which server ``app.py`` (ng_run's entrypoint) starts."""
     session_ttl_seconds: float = 1800.0
+    max_sessions: int = 4096
+    """Live games at once (429 beyond; idle ones expire after ``session_ttl_seconds``)."""
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    """Largest request body (413 beyond)."""
 
 
 def task_from_row(row: Mapping[str, Any], default_game: str) -> Task:
@@ -63,11 +68,37 @@ def task_from_row(row: Mapping[str, Any], default_game: str) -> Task:
 
 
 # rosetta: session: NeMo Gym's signed session cookie -> one Episode; freed at the end, at `/verify` or after `session_ttl`
-def _open(store: dict[str, Any], session_id: str | None, episode: Episode, ttl: float) -> None:
+def _open(
+    store: dict[str, Any],
+    session_id: str | None,
+    episode: Episode,
+    ttl: float,
+    max_sessions: int | None = None,
+) -> None:
     now = time.monotonic()
     for key in [k for k, (_, seen) in store.items() if now - seen > ttl]:
         store.pop(key, None)
+    if max_sessions is not None and str(session_id) not in store and len(store) >= max_sessions:
+        raise HTTPException(
+            status_code=429,
+            detail=f"{len(store)} live games, this server's max_sessions: finish or /verify "
+            f"some (idle games expire after {ttl:g} s)",
+        )
     store[str(session_id)] = (episode, now)
+
+
+def _limits(app: FastAPI, config: GameServerConfig, store: dict[str, Any]) -> FastAPI:
+    """The body limit (413) and lone-surrogate check (400), and ``GET /sessions``:
+    read-only, the live (unexpired) games, the cap and the idle TTL."""
+    app.add_middleware(BodyLimitMiddleware, max_body_bytes=config.max_body_bytes)
+
+    def sessions() -> dict[str, Any]:
+        now, ttl = time.monotonic(), config.session_ttl_seconds
+        active = sum(1 for _, seen in list(store.values()) if now - seen <= ttl)
+        return {"active": active, "max": config.max_sessions, "idle_timeout_s": ttl}
+
+    app.add_api_route("/sessions", sessions, methods=["GET"])
+    return app
 
 
 def _episode(store: dict[str, Any], session_id: str | None) -> Episode:
@@ -96,8 +127,12 @@ class GameGymnasiumServer(GymnasiumServer):
     async def reset(self, metadata: dict, session_id: str | None = None) -> tuple[str, dict]:
         episode = Episode(task_from_row(metadata, self.config.game))
         observation = episode.reset()
-        _open(self.session_state, session_id, episode, self.config.session_ttl_seconds)
+        cfg = self.config
+        _open(self.session_state, session_id, episode, cfg.session_ttl_seconds, cfg.max_sessions)
         return observation, {"task": episode.task.to_dict(), "system_prompt": episode.system_prompt}
+
+    def setup_webserver(self) -> FastAPI:
+        return _limits(super().setup_webserver(), self.config, self.session_state)
 
     # rosetta: step: gymnasium: `/step` -> `(obs, reward, terminated, truncated, info)`
     # rosetta: action: gymnasium: the model's Responses output, as text (`extract_text`)
@@ -153,15 +188,15 @@ class GameToolsServer(SimpleResourcesServer):
     def setup_webserver(self) -> FastAPI:
         app = super().setup_webserver()
         app.post("/make_move")(self.make_move)
-        return app
+        return _limits(app, self.config, self.sessions)
 
     # rosetta: reset: tools: `/seed_session` with the row's task
     async def seed_session(self, request: Request, body: SeedRequest) -> SeedResponse:  # type: ignore[override]
         episode = Episode(task_from_row(body.model_extra or {}, self.config.game))
         observation = episode.reset()
-        _open(
-            self.sessions, request.session[SESSION_ID_KEY], episode, self.config.session_ttl_seconds
-        )
+        cfg = self.config
+        session_id = request.session[SESSION_ID_KEY]
+        _open(self.sessions, session_id, episode, cfg.session_ttl_seconds, cfg.max_sessions)
         return SeedResponse(observation=observation, task=episode.task.to_dict())
 
     # rosetta: step: tools: the `POST /make_move` tool
@@ -216,6 +251,8 @@ def build_app(
     host: str = "127.0.0.1",
     port: int = 0,
     session_ttl_seconds: float = 1800.0,
+    max_sessions: int = 4096,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
 ) -> FastAPI:
     """The FastAPI app of a server of ``style`` (``"gymnasium"`` or ``"tools"``), as
     ``run_webserver`` builds it but without ``ng_run``'s global config or Ray."""
@@ -228,6 +265,8 @@ def build_app(
         game=game,
         style=style,
         session_ttl_seconds=session_ttl_seconds,
+        max_sessions=max_sessions,
+        max_body_bytes=max_body_bytes,
     )
     client = ServerClient(
         head_server_config=BaseServerConfig(host=host, port=0),

@@ -16,14 +16,20 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--max-sessions", type=int, default=64,
                         help="concurrent WebSocket sessions (one Episode each)")
+    parser.add_argument("--session-timeout", type=float, default=1800.0,
+                        help="idle seconds before a session is closed (0: never)")
+    parser.add_argument("--max-body-bytes", type=int, default=4 * 1024 * 1024,
+                        help="largest HTTP body (413 above) and WebSocket message (close 1009)")
     args = parser.parse_args(argv)
 
     import uvicorn
 
     from adapters.openenv.env import create_game_app
 
-    app = create_game_app(args.game, args.max_sessions)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    app = create_game_app(args.game, args.max_sessions, args.session_timeout or None,
+                          args.max_body_bytes)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning",
+                ws_max_size=args.max_body_bytes)
 
 
 if __name__ == "__main__":

@@ -10,16 +10,57 @@ import uuid
 from typing import Any
 
 try:
+    from fastapi import Request
+    from fastapi.responses import JSONResponse
     from openenv.core.client_types import StepResult
     from openenv.core.env_client import EnvClient
-    from openenv.core.env_server import Action, Environment, Observation, State, create_app
+    from openenv.core.env_server import (
+        Action,
+        ConcurrencyConfig,
+        Environment,
+        Observation,
+        State,
+        create_app,
+    )
     from pydantic import Field, model_validator
+    from pydantic_core import PydanticCustomError
 except ImportError as e:  # pragma: no cover - exercised only without the extra
     raise ImportError(
         "adapters.openenv needs openenv-core 0.3; install with: pip install -e '.[openenv]'"
     ) from e
 
+from adapters.openenv.limits import DEFAULT_MAX_BODY_BYTES, BodyLimitMiddleware
 from core import Episode, EpisodeNotStartedError, Task
+from core.episode import EpisodeError
+from core.tasks import TaskError
+
+DEFAULT_SESSION_TIMEOUT_S = 1800.0
+"""Idle seconds before the server closes a WebSocket session's game (OpenEnv's default: never)."""
+
+
+class SessionClosedError(EpisodeError):
+    """The session's game was closed: idle past the server's session timeout, or shut down."""
+
+
+class ResetArgumentsError(TaskError, TypeError):
+    """``reset`` got a task row and task fields at once."""
+
+
+class NotUnicodeError(ValueError):
+    """A reply or move holding a lone UTF-16 surrogate: no JSON reply could carry it
+    back as UTF-8 (the session's ``State`` would fail to serialise), so it is refused
+    before it reaches the game (HTTP bodies get a 400 from ``BodyLimitMiddleware``)."""
+
+
+def _unicode(text: str | None) -> str | None:
+    if text is not None:
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise NotUnicodeError(
+                f"the action holds a lone UTF-16 surrogate at index {exc.start}: not Unicode"
+            ) from None
+    return text
 
 
 # rosetta: action: `GameAction(reply=text)` or `GameAction(move=...)` (a tool call's argument)
@@ -33,7 +74,11 @@ class GameAction(Action):
     @model_validator(mode="after")
     def _one_of(self) -> GameAction:
         if (self.reply is None) == (self.move is None):
-            raise ValueError("a GameAction carries exactly one of `reply` and `move`")
+            # PydanticCustomError, not ValueError: OpenEnv's WebSocket error reply must
+            # serialise the validation error (a ValueError in its ctx closed the session).
+            raise PydanticCustomError(
+                "one_of", "a GameAction carries exactly one of `reply` and `move`"
+            )
         return self
 
 
@@ -67,11 +112,29 @@ class GameEnvironment(Environment[GameAction, GameObservation, GameState]):
     # rosetta: session: one `GameEnvironment` per WebSocket session (up to `max_concurrent_envs`)
     SUPPORTS_CONCURRENT_SESSIONS = True
 
-    def __init__(self, game: str = "tictactoe") -> None:
+    def __init__(self, game: str = "tictactoe", live: set[Any] | None = None) -> None:
         super().__init__()
         self.default_game = game
         self.episode: Episode | None = None
         self.episode_id: str | None = None
+        self.closed = False
+        self._live = live  # the app's open environments (GET /sessions counts them)
+        if live is not None:
+            live.add(self)
+
+    def close(self) -> None:
+        """OpenEnv calls this on disconnect and when the idle reaper expires the session:
+        the game is released; later messages on a still-open socket get an error."""
+        self.closed, self.episode = True, None
+        if self._live is not None:
+            self._live.discard(self)
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise SessionClosedError(
+                "this session was closed (idle longer than the server's session timeout, "
+                "or the server is shutting down): open a new connection"
+            )
 
     # rosetta: reset: `reset(seed, episode_id, task=row)` -> `GameObservation`
     def reset(self, seed: int | None = None, episode_id: str | None = None,
@@ -81,8 +144,11 @@ class GameEnvironment(Environment[GameAction, GameObservation, GameState]):
         ``seed`` and any other task ``fields``. ``tools``: the model will move by
         ``make_move`` tool call (``GameAction(move=...)``); the reset observation then
         carries core's tool system prompt and the tool schema."""
+        self._check_open()
         if task is not None and fields:
-            raise TypeError(f"pass a task row or task fields, not both (got {sorted(fields)})")
+            raise ResetArgumentsError(
+                f"pass a task row or task fields, not both (got {sorted(fields)})"
+            )
         row = dict(task) if task is not None else {
             "game": self.default_game, **({} if seed is None else {"seed": seed}), **fields}
         self.episode = Episode(Task.from_dict(row))  # strict: an unknown field is an error
@@ -96,10 +162,12 @@ class GameEnvironment(Environment[GameAction, GameObservation, GameState]):
     # rosetta: step: `step(GameAction)` -> `GameObservation`
     def step(self, action: GameAction, timeout_s: float | None = None,
              **kwargs: Any) -> GameObservation:
+        self._check_open()
         if self.episode is None:
             raise EpisodeNotStartedError("call reset() before step()")
-        result = (self.episode.step(action.reply) if action.reply is not None
-                  else self.episode.step_move(str(action.move)))
+        reply, move = _unicode(action.reply), _unicode(action.move)
+        result = (self.episode.step(reply) if reply is not None
+                  else self.episode.step_move(str(move)))
         return self._observe(self.episode, result.observation, result.info, result.reward)
 
     # rosetta: reward: `obs.reward` (the total, on the final observation) and `obs.reward_breakdown`
@@ -125,10 +193,40 @@ class GameEnvironment(Environment[GameAction, GameObservation, GameState]):
 
 # rosetta: registration: none: `create_app(factory, GameAction, GameObservation)`, served by `python -m adapters.openenv`
 # rosetta: transport: HTTP + WebSocket server (`/ws`; plain HTTP `/reset` and `/step` are stateless)
-def create_game_app(game: str = "tictactoe", max_sessions: int = 64) -> Any:
-    """The FastAPI app (``/ws`` sessions, ``/health``, ``/schema``, ...)."""
-    factory = functools.partial(GameEnvironment, game=game)
-    return create_app(factory, GameAction, GameObservation, max_concurrent_envs=max_sessions)
+def create_game_app(
+    game: str = "tictactoe",
+    max_sessions: int = 64,
+    session_timeout_s: float | None = DEFAULT_SESSION_TIMEOUT_S,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+) -> Any:
+    """The FastAPI app (``/ws`` sessions, ``/health``, ``/schema``, ``/sessions``, ...).
+
+    Idle sessions close after ``session_timeout_s`` (``None``: never; OpenEnv's reaper
+    checks every ``max(timeout / 4, 5)`` s). HTTP bodies over ``max_body_bytes`` get a
+    413; core's typed errors on the stateless HTTP routes get a 4xx, not a 500."""
+    live: set[GameEnvironment] = set()
+    factory = functools.partial(GameEnvironment, game=game, live=live)
+    config = ConcurrencyConfig(max_concurrent_envs=max_sessions, session_timeout=session_timeout_s)
+    app = create_app(factory, GameAction, GameObservation, concurrency_config=config)
+    app.add_middleware(BodyLimitMiddleware, max_body_bytes=max_body_bytes)
+
+    async def task_error(_: Request, exc: Exception) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=422)
+
+    async def episode_error(_: Request, exc: Exception) -> JSONResponse:
+        hint = " (plain HTTP /reset and /step are stateless: play over the /ws WebSocket)"
+        return JSONResponse({"detail": f"{exc}{hint}"}, status_code=409)
+
+    app.add_exception_handler(TaskError, task_error)
+    app.add_exception_handler(EpisodeError, episode_error)
+
+    def sessions() -> dict[str, Any]:
+        """Read-only: open games (WebSocket sessions) now, the cap and the idle timeout."""
+        return {"active": len(live), "max": max_sessions, "idle_timeout_s": session_timeout_s}
+
+    app.add_api_route("/sessions", sessions, methods=["GET"])
+
+    return app
 
 
 # rosetta: rollout: the client loops `reset()` / `step(GameAction)` until `done` (rollouts/drivers/openenv.py)
