@@ -89,13 +89,19 @@ def _open(
 
 def _limits(app: FastAPI, config: GameServerConfig, store: dict[str, Any]) -> FastAPI:
     """The body limit (413) and lone-surrogate check (400), and ``GET /sessions``:
-    read-only, the live (unexpired) games, the cap and the idle TTL."""
+    read-only, the live (unexpired) games, the games held in memory (expired ones are
+    dropped at the next reset/seed), the cap and the idle TTL."""
     app.add_middleware(BodyLimitMiddleware, max_body_bytes=config.max_body_bytes)
 
     def sessions() -> dict[str, Any]:
-        now, ttl = time.monotonic(), config.session_ttl_seconds
-        active = sum(1 for _, seen in list(store.values()) if now - seen <= ttl)
-        return {"active": active, "max": config.max_sessions, "idle_timeout_s": ttl}
+        now, ttl, entries = time.monotonic(), config.session_ttl_seconds, list(store.values())
+        active = sum(1 for _, seen in entries if now - seen <= ttl)
+        return {
+            "active": active,
+            "stored": len(entries),
+            "max": config.max_sessions,
+            "idle_timeout_s": ttl,
+        }
 
     app.add_api_route("/sessions", sessions, methods=["GET"])
     return app

@@ -1,0 +1,459 @@
+"""``make load``: the environment servers under concurrent sessions.
+
+    python -m rollouts.load                                   # 64 sessions x 50 episodes
+    python -m rollouts.load --sessions 8 --episodes 3 --servers openenv
+
+Each server (``openenv``: the OpenEnv WebSocket server; ``nemo_gym``: the NeMo Gym
+gymnasium-style server; ``nemo_gym_tools``: its tool-style server) starts as a real
+process on 127.0.0.1 (``rollouts.servers.start_server``, as the drivers start it).
+``--sessions`` concurrent clients each play ``--episodes`` episodes through the
+framework's own client / HTTP API, with ``core.players.ScriptedPlayer`` answering
+in this process (no model server). Games cycle through ``core.list_games()``.
+
+Per server it prints:
+
+* cross-talk: episodes whose server trajectory differs from core's replay of the
+  replies this client sent (``Episode.replay``), or does not replay from itself
+  (``Episode.from_trajectory``): must be 0;
+* 5xx responses (HTTP) and other errors (WebSocket error replies, exceptions): 0;
+* step latency p50/p99 (client-measured, one reply -> observation) and throughput;
+* live sessions on the server (``GET /sessions``) once every client is done, and
+  again after the idle timeout: besides the played episodes, each session also
+  abandons one game mid-way (OpenEnv: drops its socket without a close; NeMo Gym:
+  stops stepping) and keeps one idle game open (OpenEnv: an open, silent
+  socket). Finished games and dropped sockets must be freed at once, idle ones
+  after the timeout (``--idle-timeout``): the last figure must be 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.episode import Episode
+from core.games import list_games
+from core.players import ScriptedPlayer
+from core.tasks import Task
+
+SERVERS = ("openenv", "nemo_gym", "nemo_gym_tools")
+DEFAULT_POLICY = "noisy:0.2"
+"""Random legal moves, with one malformed or illegal reply in five."""
+
+
+@dataclass
+class LoadReport:
+    """What one server did under load."""
+
+    server: str
+    sessions: int
+    episodes: int = 0
+    steps: int = 0
+    seconds: float = 0.0
+    latencies: list[float] = field(default_factory=list)
+    cross_talk: int = 0
+    status_5xx: int = 0
+    errors: list[str] = field(default_factory=list)
+    live_after: int = -1
+    """Live sessions right after every client finished (idle games still count)."""
+    live_after_timeout: int = -1
+    """Live sessions after the idle timeout: must be 0."""
+    idle_games: int = 0
+
+    def percentile(self, q: float) -> float:
+        if not self.latencies:
+            return float("nan")
+        data = sorted(self.latencies)
+        return data[min(len(data) - 1, int(q * len(data)))] * 1000
+
+    @property
+    def ok(self) -> bool:
+        return (
+            self.cross_talk == 0
+            and self.status_5xx == 0
+            and not self.errors
+            and self.live_after_timeout == 0
+        )
+
+    def line(self) -> str:
+        rate = self.steps / self.seconds if self.seconds else 0.0
+        return (
+            f"{self.server:<15} {self.sessions:>4} x {self.episodes // max(1, self.sessions):<4}"
+            f" {self.episodes:>6} {self.steps:>7} {rate:>8.0f} {self.percentile(0.5):>7.1f}"
+            f" {self.percentile(0.99):>7.1f} {self.cross_talk:>5} {self.status_5xx:>4}"
+            f" {len(self.errors):>6} {self.live_after:>6} {self.live_after_timeout:>6}"
+        )
+
+
+HEADER = (
+    f"{'server':<15} {'sessions x eps':<11} {'episodes':>6} {'steps':>7} {'steps/s':>8}"
+    f" {'p50 ms':>7} {'p99 ms':>7} {'xtalk':>5} {'5xx':>4} {'errors':>6} {'live':>6}"
+    f" {'live@TTL':>6}"
+)
+
+
+def task_for(session: int, episode: int) -> Task:
+    """The task of a session's episode: games in turn, a random opponent (server CPU
+    goes to the framework, not to search)."""
+    games = list_games()
+    return Task(
+        game=games[(session + episode) % len(games)],
+        seed=session * 1000 + episode,
+        opponent="random",
+        model_player=0,
+    )
+
+
+def check_trajectory(report: LoadReport, task: Task, replies: list[Any], traj: Any) -> None:
+    """Cross-talk check: the server's trajectory is core's replay of *these* replies."""
+    if not isinstance(traj, dict):
+        report.cross_talk += 1
+        report.errors.append(f"{task.task_id}: no trajectory came back")
+        return
+    replayed = Episode.replay(task, replies).to_dict()
+    if traj != replayed or Episode.from_trajectory(traj).to_dict() != traj:
+        report.cross_talk += 1
+
+
+class _Timer:
+    def __init__(self, report: LoadReport) -> None:
+        self.report = report
+
+    async def __call__(self, call: Awaitable[Any]) -> Any:
+        start = time.perf_counter()
+        result = await call
+        self.report.latencies.append(time.perf_counter() - start)
+        self.report.steps += 1
+        return result
+
+
+# --- OpenEnv ------------------------------------------------------------------------------
+
+
+async def _openenv_session(url: str, index: int, episodes: int, report: LoadReport) -> None:
+    from adapters.openenv import GameAction, GameEnvClient
+
+    timed = _Timer(report)
+    player = ScriptedPlayer(DEFAULT_POLICY, seed=index)
+    for j in range(episodes):
+        task = task_for(index, j)
+        client = GameEnvClient(base_url=url)
+        try:
+            result = await client.reset(task=task.to_dict())
+            messages = [
+                {"role": "system", "content": result.observation.system_prompt},
+                {"role": "user", "content": result.observation.text},
+            ]
+            replies: list[str] = []
+            while not result.done:
+                reply = player.reply(messages)
+                replies.append(reply)
+                result = await timed(client.step(GameAction(reply=reply)))
+                messages += [
+                    {"role": "assistant", "content": reply},
+                    {"role": "user", "content": result.observation.text},
+                ]
+            state = await client.state()
+            check_trajectory(report, task, replies, state.trajectory)
+            report.episodes += 1
+        except Exception as exc:  # counted, the session goes on
+            report.errors.append(f"openenv {task.task_id}: {type(exc).__name__}: {exc}")
+        finally:
+            await client.disconnect()
+    # An abandoned game: reset, one step, then the socket drops without a close.
+    dropped = GameEnvClient(base_url=url)
+    try:
+        await dropped.reset(task=task_for(index, episodes).to_dict())
+        await dropped.step(GameAction(reply="<move>?</move>"))
+    except Exception as exc:
+        report.errors.append(f"openenv abandon: {type(exc).__name__}: {exc}")
+    ws = dropped._ws
+    if ws is not None:
+        ws.transport.abort()
+        dropped._ws = None
+
+
+async def _openenv_idle(url: str, index: int) -> Any:
+    """A socket that starts a game and then says nothing (closed by the caller)."""
+    from adapters.openenv import GameEnvClient
+
+    client = GameEnvClient(base_url=url)
+    await client.reset(task=task_for(index, 0).to_dict())
+    return client
+
+
+# --- NeMo Gym -----------------------------------------------------------------------------
+
+
+def nemo_response(text: str) -> dict[str, Any]:
+    """A minimal NeMoGymResponse holding one assistant message."""
+    return {
+        "id": "resp_load",
+        "created_at": 0.0,
+        "model": "scripted",
+        "object": "response",
+        "parallel_tool_calls": False,
+        "tool_choice": "auto",
+        "tools": [],
+        "output": [
+            {
+                "id": "msg_load",
+                "type": "message",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": text, "annotations": []}],
+            }
+        ],
+    }
+
+
+def _count(report: LoadReport, response: Any, what: str, body: bool = True) -> Any:
+    if response.status_code >= 500:
+        report.status_5xx += 1
+    if response.status_code != 200:
+        raise RuntimeError(f"{what} answered {response.status_code}: {response.text[:300]}")
+    return response.json() if body else None
+
+
+async def _nemo_session(url: str, index: int, episodes: int, report: LoadReport) -> None:
+    import httpx
+
+    from adapters.nemo_gym.rows import make_row
+
+    timed = _Timer(report)
+    player = ScriptedPlayer(DEFAULT_POLICY, seed=index)
+    # One client per session: its cookie jar holds NeMo Gym's session cookie, so each
+    # reset reuses the session, which the server frees at the end of every game.
+    async with httpx.AsyncClient(base_url=url, timeout=120) as http:
+        for j in range(episodes + 1):
+            task = task_for(index, j)
+            row = make_row(task)
+            try:
+                out = _count(report, await http.post("/reset", json=row), "/reset")
+                messages = [
+                    {"role": "system", "content": out["info"]["system_prompt"]},
+                    {"role": "user", "content": out["observation"]},
+                ]
+                replies: list[str] = []
+                while True:
+                    reply = player.reply(messages)
+                    replies.append(reply)
+                    step = {**row, "response": nemo_response(reply)}
+                    out = _count(report, await timed(http.post("/step", json=step)), "/step")
+                    if j == episodes:  # abandoned: one step, then silence until the TTL
+                        break
+                    if out["terminated"]:
+                        break
+                    messages += [
+                        {"role": "assistant", "content": reply},
+                        {"role": "user", "content": out["observation"]},
+                    ]
+                if j < episodes:
+                    check_trajectory(report, task, replies, out["info"].get("trajectory"))
+                    report.episodes += 1
+            except Exception as exc:
+                report.errors.append(f"nemo_gym {task.task_id}: {type(exc).__name__}: {exc}")
+
+
+async def _nemo_tools_session(url: str, index: int, episodes: int, report: LoadReport) -> None:
+    import httpx
+
+    from adapters.nemo_gym.rows import DONE_HEADER, make_row
+
+    timed = _Timer(report)
+    player = ScriptedPlayer(DEFAULT_POLICY, seed=index)
+    for j in range(episodes + 1):
+        task = task_for(index, j)
+        row = make_row(task, "tools")
+        # One client (cookie jar, so one NeMo Gym session) per episode, as the driver does.
+        async with httpx.AsyncClient(base_url=url, timeout=120) as http:
+            try:
+                seeded = _count(report, await http.post("/seed_session", json=row), "/seed")
+                messages = [
+                    {"role": "system", "content": Episode(task).tool_system_prompt},
+                    {"role": "user", "content": seeded["observation"]},
+                ]
+                moves: list[dict[str, str]] = []
+                done = False
+                while not done:
+                    move = player.move(messages)
+                    moves.append({"move": move})
+                    response = await timed(http.post("/make_move", json={"move": move}))
+                    _count(report, response, "/make_move", body=False)
+                    done = response.headers.get(DONE_HEADER) == "1"
+                    messages += [
+                        {"role": "assistant", "content": f"make_move({move})"},
+                        {"role": "tool", "content": response.text},
+                    ]
+                    if j == episodes:  # abandoned: no /verify, silence until the TTL
+                        break
+                if j < episodes:
+                    verify = {**row, "response": nemo_response("done")}
+                    body = _count(report, await http.post("/verify", json=verify), "/verify")
+                    check_trajectory(report, task, moves, body.get("trajectory"))
+                    report.episodes += 1
+            except Exception as exc:
+                report.errors.append(f"nemo_gym_tools {task.task_id}: {type(exc).__name__}: {exc}")
+
+
+# --- running ------------------------------------------------------------------------------
+
+
+def live_sessions(url: str, report: LoadReport) -> int:
+    """``GET /sessions`` -> ``active`` (the adapters' read-only count)."""
+    import httpx
+
+    response = httpx.get(url + "/sessions", timeout=30)
+    return int(_count(report, response, "/sessions")["active"])
+
+
+def wait_live(url: str, report: LoadReport, target: int, seconds: float) -> int:
+    """Poll ``/sessions`` until it reads ``target`` or ``seconds`` pass; the last reading."""
+    deadline = time.monotonic() + seconds
+    while True:
+        live = live_sessions(url, report)
+        if live <= target or time.monotonic() > deadline:
+            return live
+        time.sleep(0.25)
+
+
+def server_manager(server: str, sessions: int, idle_timeout: float) -> AbstractContextManager[Any]:
+    """``start_server`` for ``server``, started the way its driver starts it."""
+    from rollouts.servers import start_server
+
+    if server == "openenv":
+        argv = [
+            sys.executable, "-m", "adapters.openenv", "--host", "127.0.0.1", "--port", "{port}",
+            "--max-sessions", str(3 * sessions + 8), "--session-timeout", str(idle_timeout),
+        ]  # fmt: skip
+        return start_server(argv, "/health")
+    from rollouts.drivers.nemo_gym import ROOT, nemo_python
+
+    style = "tools" if server == "nemo_gym_tools" else "gymnasium"
+    argv = [
+        "python", "-m", "adapters.nemo_gym", "--style", style, "--port", "{port}",
+        "--session-ttl", str(idle_timeout),
+    ]  # fmt: skip
+    return start_server(argv, "/", {"PYTHONUNBUFFERED": "1"}, str(nemo_python()), cwd=ROOT)
+
+
+SESSION_RUNNERS: dict[str, Callable[[str, int, int, LoadReport], Awaitable[None]]] = {
+    "openenv": _openenv_session,
+    "nemo_gym": _nemo_session,
+    "nemo_gym_tools": _nemo_tools_session,
+}
+
+
+def run_load(
+    server: str, url: str, sessions: int, episodes: int, idle_timeout: float
+) -> LoadReport:
+    """Drive a started server; the report (see the module docstring)."""
+    report = LoadReport(server, sessions)
+    runner = SESSION_RUNNERS[server]
+
+    async def main() -> list[Any]:
+        idle = [await _openenv_idle(url, i) for i in range(sessions)] if server == "openenv" else []
+        start = time.perf_counter()
+        await asyncio.gather(*(runner(url, i, episodes, report) for i in range(sessions)))
+        report.seconds = time.perf_counter() - start
+        return idle
+
+    idle_clients = asyncio.run(main())
+    # OpenEnv: the silent sockets; NeMo Gym: the abandoned games (one per session).
+    report.idle_games = sessions
+    report.live_after = wait_live(url, report, report.idle_games, 10.0)
+    # OpenEnv's reaper wakes every max(timeout / 4, 5) s.
+    report.live_after_timeout = wait_live(url, report, 0, idle_timeout + 15.0)
+    if idle_clients:
+
+        async def close_all() -> None:
+            for client in idle_clients:
+                await client.disconnect()
+
+        asyncio.run(close_all())
+    return report
+
+
+def load(servers: list[str], sessions: int, episodes: int, idle_timeout: float) -> list[LoadReport]:
+    """Start ``servers`` together, load them one after the other, stop them."""
+    from rollouts.drivers.nemo_gym import _start_together
+
+    managers = [server_manager(s, sessions, idle_timeout) for s in servers]
+    running = _start_together(managers)  # each waits seconds for its framework's imports
+    try:
+        return [
+            run_load(server, srv.base_url, sessions, episodes, idle_timeout)
+            for server, srv in zip(servers, running, strict=True)
+        ]
+    finally:
+        for manager in reversed(managers):
+            manager.__exit__(None, None, None)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m rollouts.load", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument("--sessions", type=int, default=64, help="concurrent clients")
+    parser.add_argument("--episodes", type=int, default=50, help="episodes per client")
+    parser.add_argument(
+        "--servers", default=",".join(SERVERS), help=f"comma-separated, of {', '.join(SERVERS)}"
+    )
+    parser.add_argument(
+        "--idle-timeout", type=float, default=5.0, help="the servers' idle session timeout (s)"
+    )
+    parser.add_argument("--json", action="store_true", help="print the reports as JSON too")
+    args = parser.parse_args(argv)
+    servers = [s.strip() for s in args.servers.split(",") if s.strip()]
+    unknown = sorted(set(servers) - set(SERVERS))
+    if unknown:
+        parser.error(f"unknown servers {unknown}; known: {', '.join(SERVERS)}")
+    if any(s.startswith("nemo") for s in servers):
+        from rollouts.drivers.nemo_gym import nemo_python
+
+        if not nemo_python().exists():
+            print(f"skipping NeMo Gym: {nemo_python()} is missing (make setup-nemo)")
+            servers = [s for s in servers if not s.startswith("nemo")]
+    reports = load(servers, args.sessions, args.episodes, args.idle_timeout)
+    print(HEADER)
+    for report in reports:
+        print(report.line())
+        for error in report.errors[:5]:
+            print(f"    error: {error}")
+    if args.json:
+        print(
+            json.dumps(
+                [
+                    {
+                        "server": r.server,
+                        "sessions": r.sessions,
+                        "episodes": r.episodes,
+                        "steps": r.steps,
+                        "seconds": round(r.seconds, 3),
+                        "p50_ms": round(r.percentile(0.5), 2),
+                        "p99_ms": round(r.percentile(0.99), 2),
+                        "mean_ms": round(statistics.fmean(r.latencies) * 1000, 2)
+                        if r.latencies
+                        else None,
+                        "cross_talk": r.cross_talk,
+                        "status_5xx": r.status_5xx,
+                        "errors": len(r.errors),
+                        "live_after": r.live_after,
+                        "live_after_timeout": r.live_after_timeout,
+                    }
+                    for r in reports
+                ]
+            )
+        )
+    return 0 if reports and all(r.ok for r in reports) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
