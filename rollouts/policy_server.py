@@ -23,7 +23,8 @@ When the request offers a function tool named ``make_move`` (and
 
 Usage counts are whitespace tokens (rough, but stable). Bad requests get a
 4xx with an OpenAI-style JSON error ``{"error": {"message", "type", "param",
-"code"}}``, never a 500: malformed JSON or fields -> 400, a conversation the
+"code"}}``, never a 500: malformed JSON or fields, or text holding a lone UTF-16
+surrogate (``"\\ud800"``, not Unicode) -> 400, a conversation the
 scripted player cannot read (no board in it) -> 422, a body over
 ``max_body_bytes`` (default 4 MiB, :data:`DEFAULT_MAX_BODY_BYTES`) -> 413.
 Every server binds 127.0.0.1 unless told otherwise.
@@ -32,6 +33,7 @@ Every server binds 127.0.0.1 unless told otherwise.
 from __future__ import annotations
 
 import json
+import re
 import socket
 import threading
 import time
@@ -53,6 +55,7 @@ from core.rng import derive_seed
 
 DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
 """Largest request body accepted (413 above it). Long Othello games stay far below."""
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 DEFAULT_MODEL_NAME = "scripted"
 MAKE_MOVE = "make_move"
 MAX_CHOICES = 16
@@ -350,6 +353,13 @@ def create_app(
             raise RequestError(f"request body is not valid JSON: {e}") from e
         if not isinstance(body, dict):
             raise RequestError("request body must be a JSON object")
+        if _SURROGATE_ESCAPE.search(raw):  # echoed fields could not be encoded back (a 500)
+            try:
+                json.dumps(body, ensure_ascii=False).encode("utf-8")
+            except UnicodeEncodeError as e:
+                raise RequestError(
+                    "request body holds a lone UTF-16 surrogate (not Unicode text)"
+                ) from e
         return body
 
     @app.exception_handler(RequestError)
