@@ -18,7 +18,8 @@ from core.perft import perft, perft_divide
 GAME = make_game("othello")
 assert isinstance(GAME, Othello)
 
-# Aart Bik, "Perft for Reversi" (a pass counts as one ply).
+# Aart Bik, "Perft for Reversi" (a pass counts as one ply). No game ends before
+# ply 9, so the conventions for finished games agree up to depth 9 (see below).
 PERFT = [1, 4, 12, 56, 244, 1396, 8200, 55092, 390216, 3005288]
 
 
@@ -138,6 +139,33 @@ def test_perft_deep() -> None:
     othello._LEGAL.clear()
     assert perft(GAME, GAME.initial_state(), 8, bulk=False) == PERFT[8]
     assert perft(GAME, GAME.initial_state(), 9) == PERFT[9]
+
+
+def _finished_at(depth: int) -> int:
+    """Move sequences of ``depth`` plies that end the game on the last ply."""
+    count = 0
+
+    def walk(state: OthelloState, depth: int) -> None:
+        nonlocal count
+        for move in GAME.legal_moves(state):
+            child = GAME.apply(state, move)
+            if depth == 1:
+                count += GAME.is_terminal(child)
+            else:
+                walk(child, depth - 1)
+
+    walk(GAME.initial_state(), depth)
+    return count
+
+
+@pytest.mark.slow
+def test_perft_10_and_bik_convention() -> None:
+    # Bik lists 24,571,284 for depth 10: his generator lets a finished game go on
+    # with a pass, so each of the 228 games over at ply 9 adds one sequence. Here a
+    # finished game is not continued (as in OpenSpiel, which also counts 24,571,056).
+    finished = _finished_at(9)
+    assert finished == 228
+    assert perft(GAME, GAME.initial_state(), 10) == 24_571_284 - finished
 
 
 def test_perft_divide_sums_and_symmetry() -> None:
