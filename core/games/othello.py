@@ -49,10 +49,15 @@ table (see ``evaluate``).
 Speed
 -----
 Move generation is a Kogge-Stone style occluded fill over all eight
-directions (each direction a shift with a wrap mask); flips come from
-per-square rays and a first-blocker bit scan. Legal moves are memoised per
-state in a bounded table, so the ``is_terminal`` / ``ordered_moves`` /
-``evaluate`` calls a search makes on one position share one generation.
+directions (each direction a shift with a wrap mask). Several boards can
+ride side by side in one int through the same shifts (SIMD within a
+register): ``dual_move_mask`` gets both sides' moves for about 1.3 times
+the cost of one side's, and ``perft2`` / ``perft3`` generate the moves of
+all the children of a position in one call. ``apply`` finds flips along the
+per-square rays that start on an opponent disc, with a first-blocker bit
+scan. Legal moves and both sides' move masks are memoised per state in
+bounded tables, so the ``is_terminal`` / ``evaluate`` / ``ordered_moves``
+calls a search makes on one position share the work.
 """
 
 from __future__ import annotations
