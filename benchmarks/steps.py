@@ -159,6 +159,8 @@ ADAPTERS: tuple[tuple[str, str, Stepper, Stepper], ...] = (
 def episode_rows(runs: int, games: Sequence[Game]) -> list[Row]:
     """The bare Episode's step cost, and each in-process adapter's overhead."""
     rows = []
+    for stepper in (_episode_text, _episode_tool):  # untimed: lazily built tables, caches
+        _time_steps(stepper, games)
     for label, stepper in (
         ("text replies, `step`", _episode_text),
         ("tool moves, `step_move`", _episode_tool),
