@@ -83,7 +83,16 @@ class Row:
         ]
 
 
-HEADERS = ["benchmark", "gamebridge", "reference", "measured", "min – max", "target", "", "notes"]
+HEADERS = [
+    "benchmark",
+    "gamebridge",
+    "reference",
+    "measured",
+    "min – max",
+    "target",
+    "status",
+    "notes",
+]
 
 
 def _fmt(value: float, unit: str) -> str:
@@ -227,6 +236,11 @@ Measured {date} with:
 | machine | |
 |---|---|
 {machine_lines}
+
+*gamebridge* and *reference* are medians: the reference is OpenSpiel for the
+engine rows and the bare `Episode` for the adapter rows. *measured* is the median over
+the runs of the judged quantity (OpenSpiel's time over ours; an adapter's extra time
+in percent; a time), *min – max* its range over the runs.
 
 {markdown_table(rows)}
 
