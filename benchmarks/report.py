@@ -195,9 +195,25 @@ def load_average() -> str:
     return f"{one:.2f} / {five:.2f} / {fifteen:.2f}"
 
 
+def _commit() -> str:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=True,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return out.stdout.strip()
+
+
 def machine() -> dict[str, str]:
     """What the figures were measured on."""
     return {
+        "gamebridge commit": _commit(),
         "CPU": _cpu_model(),
         "cores": str(os.cpu_count()),
         "Python": platform.python_version(),
