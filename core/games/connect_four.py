@@ -86,6 +86,14 @@ SEARCH_ORDER: tuple[int, ...] = (3, 2, 4, 1, 5, 0, 6)
 _DIRECTIONS = (1, _H1, _H1 - 1, _H1 + 1)
 
 
+_PAIR_LANE = 80
+"""Bit distance of a second board packed above the first (49 bits): the gap
+absorbs every shift the line tests make (at most 24 bits), so the boards
+never mix."""
+_BB_BOARD_PAIR: Bitboard = BB_BOARD | BB_BOARD << _PAIR_LANE
+_LOW_LANE: Bitboard = (1 << _PAIR_LANE) - 1
+
+
 def has_four(discs: Bitboard) -> bool:
     """True when ``discs`` holds four in a line (Pons: ``alignment``): for each
     direction ``d``, ``pairs = discs & discs >> d`` marks two in a row and
@@ -103,19 +111,20 @@ def has_four(discs: Bitboard) -> bool:
     return bool(pairs & (pairs >> 2))
 
 
-def winning_cells(discs: Bitboard, occupied: Bitboard) -> Bitboard:
+def winning_cells(discs: Bitboard, occupied: Bitboard, board: Bitboard = BB_BOARD) -> Bitboard:
     """Empty cells that would complete a four for ``discs`` (Pons,
-    ``compute_winning_position``), playable now or not."""
+    ``compute_winning_position``), playable now or not. Two boards may be
+    packed ``_PAIR_LANE`` bits apart, with ``board`` = ``_BB_BOARD_PAIR``."""
     # vertical: three below the cell
     found = (discs << 1) & (discs << 2) & (discs << 3)
+    # horizontal (7) and both diagonals (6, 8): the cell at either end of
+    # three, or inside a line of two and one
     for shift in (_H1, _H1 - 1, _H1 + 1):
         pair = (discs << shift) & (discs << 2 * shift)
-        found |= pair & (discs << 3 * shift)
-        found |= pair & (discs >> shift)
+        found |= pair & ((discs << 3 * shift) | (discs >> shift))
         pair = (discs >> shift) & (discs >> 2 * shift)
-        found |= pair & (discs << shift)
-        found |= pair & (discs >> 3 * shift)
-    return found & (BB_BOARD ^ occupied)
+        found |= pair & ((discs << shift) | (discs >> 3 * shift))
+    return found & board & ~occupied
 
 
 def _columns_of(cells: Bitboard) -> tuple[int, ...]:
@@ -137,24 +146,30 @@ _FOOTER_RE = re.compile(r"^\s*1\s+2\s+3\s+4\s+5\s+6\s+7\s*$")
 _NO_MOVES: tuple[int, ...] = ()
 
 
-def _count_windows(mine: Bitboard, theirs: Bitboard) -> tuple[int, int]:
-    """Windows of four cells holding no disc of ``theirs`` and exactly three
-    (then exactly two) of ``mine``, over all four directions, counted with
-    bit-sliced adders over the four shifted copies of ``mine``."""
-    free = BB_BOARD & ~theirs
-    threes = twos = 0
+def _count_windows(mine: Bitboard, theirs: Bitboard) -> tuple[int, int, int, int]:
+    """``(my threes, my twos, their threes, their twos)``: windows of four
+    cells holding exactly three (or exactly two) discs of one side and none
+    of the other, over all four directions.
+
+    Both sides are counted in one pass, the other side's board packed
+    ``_PAIR_LANE`` bits above, with bit-sliced adders over the four shifted
+    copies of the discs (SWAR: SIMD within a register)."""
+    discs = mine | theirs << _PAIR_LANE
+    free = _BB_BOARD_PAIR & ~(theirs | mine << _PAIR_LANE)
+    my_threes = my_twos = their_threes = their_twos = 0
     for d in _DIRECTIONS:
         window = free & (free >> d) & (free >> 2 * d) & (free >> 3 * d)
-        if not window:
-            continue
-        x1, x2, x3 = mine >> d, mine >> 2 * d, mine >> 3 * d
-        both_low, both_high = mine & x1, x2 & x3
-        any_low, any_high = mine | x1, x2 | x3
+        x1, x2, x3 = discs >> d, discs >> 2 * d, discs >> 3 * d
+        both_low, both_high = discs & x1, x2 & x3
+        any_low, any_high = discs | x1, x2 | x3
         at_least_3 = (both_low & any_high) | (both_high & any_low)
-        at_least_2 = both_low | both_high | (any_low & any_high)
-        threes += (window & at_least_3).bit_count()
-        twos += (window & at_least_2 & ~at_least_3).bit_count()
-    return threes, twos
+        three = window & at_least_3
+        two = window & (both_low | both_high | (any_low & any_high)) & ~at_least_3
+        my_threes += (three & _LOW_LANE).bit_count()
+        their_threes += (three >> _PAIR_LANE).bit_count()
+        my_twos += (two & _LOW_LANE).bit_count()
+        their_twos += (two >> _PAIR_LANE).bit_count()
+    return my_threes, my_twos, their_threes, their_twos
 
 
 class ConnectFour(Game[ConnectFourState, int]):
@@ -206,9 +221,14 @@ class ConnectFour(Game[ConnectFourState, int]):
             return _NO_MOVES
         moves = _OPEN_ORDERED[occupied & BB_TOP]
         playable = (occupied + BB_BOTTOM) & BB_BOARD
-        urgent = winning_cells(mover, occupied) & playable
+        # Both sides' winning cells in one pass: the opponent's board rides
+        # _PAIR_LANE bits above the mover's.
+        wins = winning_cells(
+            mover | opponent << _PAIR_LANE, occupied | occupied << _PAIR_LANE, _BB_BOARD_PAIR
+        )
+        urgent = wins & playable
         if not urgent:
-            urgent = winning_cells(opponent, occupied) & playable
+            urgent = wins >> _PAIR_LANE & playable
             if not urgent:
                 return moves
         first = _columns_of(urgent)
@@ -339,8 +359,7 @@ class ConnectFour(Game[ConnectFourState, int]):
             return self.margin(state, player)
         x, o = self.discs(state)
         mine, theirs = (x, o) if player == 0 else (o, x)
-        my_threes, my_twos = _count_windows(mine, theirs)
-        their_threes, their_twos = _count_windows(theirs, mine)
+        my_threes, my_twos, their_threes, their_twos = _count_windows(mine, theirs)
         score = (
             5 * (my_threes - their_threes)
             + (my_twos - their_twos)
