@@ -151,8 +151,9 @@ def perft_rows(runs: int, depth: int) -> list[Row]:
                 _ratios(mine, other),
                 "x",
                 Target(target),
-                f"{expected:,} leaves on both sides"
-                + ("; ours counts the last two plies packed (perft2)" if bulk else ""),
+                f"{expected:,} leaves on both sides; ours generates the moves of all the "
+                "children of a position in one packed pass (`perft3`/`perft2`)"
+                + ("" if bulk else " and plays every leaf with `apply`"),
             )
         )
     return rows
