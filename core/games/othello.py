@@ -378,7 +378,12 @@ def _masks(state: OthelloState) -> tuple[Bitboard, Bitboard]:
     """The mover's and the other side's placement masks, memoised."""
     masks = _MASKS.get(state)
     if masks is None:
-        masks = dual_move_mask(state[0], state[1])
+        mover, other, _ = state
+        # dual_move_mask, inline
+        both = move_mask(
+            mover | other << _LANE, other | mover << _LANE, _LANES_ALL[2], _LANES_NOT_EDGE_FILES[2]
+        )
+        masks = (both & BB_ALL, both >> _LANE)
         if len(_MASKS) >= _CACHE_LIMIT:
             _MASKS.clear()
         _MASKS[state] = masks
@@ -522,7 +527,8 @@ class Othello(Game[OthelloState, int]):
         """True once neither side has a placement. (Through the ``_MASKS``
         memo: a search asks this of each leaf, then ``evaluate``, which needs
         both masks too.)"""
-        mine, theirs = _masks(state)
+        masks = _MASKS.get(state)
+        mine, theirs = _masks(state) if masks is None else masks
         return not (mine or theirs)
 
     def perft2(
@@ -745,7 +751,8 @@ class Othello(Game[OthelloState, int]):
         ``SQUARE_VALUES`` read a 16-bit chunk at a time scores them together.
         """
         mover, other, to_play = state
-        mine_mask, theirs_mask = _masks(state)
+        masks = _MASKS.get(state)
+        mine_mask, theirs_mask = _masks(state) if masks is None else masks
         mine = mine_mask.bit_count()
         theirs = theirs_mask.bit_count()
         value = (
