@@ -10,6 +10,7 @@ from ``make_tasks`` are flat dicts of JSON scalars, usable as a Hugging Face
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -105,9 +106,10 @@ class Task:
             f"opening_plies must be an int in 0..20, got {self.opening_plies!r}",
         )
 
-    @property
+    @functools.cached_property
     def task_id(self) -> str:
-        """A stable id: game, seed and a digest of every other field."""
+        """A stable id: game, seed and a digest of every other field (computed
+        once per task: trajectories and logs ask for it again and again)."""
         return f"{self.game}-{self.seed}-{derive_seed(*sorted(self.to_dict().items())) % 16**6:06x}"
 
     def turn_limit(self) -> int:
