@@ -86,7 +86,8 @@ def run(sizes: Sizes, *, http: bool, log: bool = True) -> tuple[list[Row], list[
     notes.append(note)
     say("Episode and in-process adapters")
     games = steps.scripted_games(sizes.step_games_per_game)
-    rows += steps.episode_rows(sizes.runs, games)
+    default_games = steps.scripted_games(sizes.step_games_per_game, "default")
+    rows += steps.episode_rows(sizes.runs, games, default_games)
     notes.append(
         "Verifiers: not stepped in process. Its adapter's step lives inside `GameEnv.run()`, "
         "which only advances when Verifiers' runtime delivers a model turn through its "

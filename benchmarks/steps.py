@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from benchmarks.engine import clear_memos
 from benchmarks.report import ROOT, Row, Target
 from core.episode import Episode
 from core.parsing import format_reply
@@ -43,12 +44,18 @@ class Game:
         return [format_reply(m) for m in self.moves]
 
 
-def scripted_games(per_game: int) -> list[Game]:
-    """``per_game`` tasks of each game, random opponent, and a scripted model's moves."""
+def scripted_games(per_game: int, opponent: str = "random") -> list[Game]:
+    """``per_game`` tasks of each game against ``opponent`` (``"random"``, or
+    ``"default"``: the task's default, minimax at depth 2), and a scripted
+    model's moves."""
     games = []
     for name in STEP_GAMES:
         for seed in range(per_game):
-            task = Task(game=name, seed=seed, opponent="random")
+            task = (
+                Task(game=name, seed=seed)
+                if opponent == "default"
+                else Task(game=name, seed=seed, opponent=opponent)
+            )
             episode = Episode(task)
             player = ScriptedPlayer("random", seed)
             messages = [
@@ -112,8 +119,10 @@ def _trl(game: Game) -> tuple[Callable[[str], Any], list[str]]:
 
 
 def _time_game(stepper: Stepper, game: Game) -> float:
-    """CPU seconds of the step calls of one game (a fresh, reset object)."""
+    """CPU seconds of the step calls of one game (a fresh, reset object, and
+    Othello's move memos emptied, as in a fresh game)."""
     step, actions = stepper(game)
+    clear_memos()
     clock = time.process_time
     start = clock()
     for action in actions:
@@ -156,8 +165,10 @@ ADAPTERS: tuple[tuple[str, str, Stepper, Stepper], ...] = (
 )
 
 
-def episode_rows(runs: int, games: Sequence[Game]) -> list[Row]:
-    """The bare Episode's step cost, and each in-process adapter's overhead."""
+def episode_rows(runs: int, games: Sequence[Game], default_games: Sequence[Game] = ()) -> list[Row]:
+    """The bare Episode's step cost (against a random opponent, and against
+    the default one when ``default_games`` are given), and each in-process
+    adapter's overhead."""
     rows = []
     for stepper in (_episode_text, _episode_tool):  # untimed: lazily built tables, caches
         _time_steps(stepper, games)
@@ -181,6 +192,25 @@ def episode_rows(runs: int, games: Sequence[Game]) -> list[Row]:
                 f"{steps} steps a run: {len(games) // len(STEP_GAMES)} games each of "
                 + ", ".join(STEP_GAMES)
                 + ", random opponent",
+            )
+        )
+    if default_games:
+        _time_steps(_episode_text, default_games)
+        per_step = []
+        for _ in range(runs):
+            seconds, steps = _time_steps(_episode_text, default_games, PASSES)
+            per_step.append(seconds / steps * 1e6)
+        rows.append(
+            Row(
+                "Turn loop and in-process adapters",
+                "Episode step (text replies, default opponent)",
+                f"{statistics.median(per_step):.0f} µs/step",
+                "",
+                tuple(per_step),
+                "µs",
+                None,
+                f"{steps} steps a run, the same games against the default opponent "
+                "(minimax, depth 2): its search is most of the step",
             )
         )
     for name, call, adapter, bare in ADAPTERS:
