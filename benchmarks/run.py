@@ -92,8 +92,9 @@ def run(sizes: Sizes, *, http: bool, log: bool = True) -> tuple[list[Row], list[
         "Verifiers: not stepped in process. Its adapter's step lives inside `GameEnv.run()`, "
         "which only advances when Verifiers' runtime delivers a model turn through its "
         "interception server (`interaction.turn`), so there is no step to call without a "
-        "model endpoint and the runtime around it; docs/verifiers.md measures that path "
-        "end to end with the policy server."
+        "model endpoint and the runtime around it (each step is a model call through that "
+        "server); docs/verifiers.md reports that path's per-step overhead, measured end to "
+        "end with the scripted policy server."
     )
     if http:
         say("HTTP adapters (starts the OpenEnv and NeMo Gym servers)")
