@@ -70,11 +70,17 @@ def clear_memos() -> None:
             table.clear()
 
 
-def _cpu(fn: Callable[[], Any]) -> tuple[float, Any]:
-    clear_memos()
-    start = time.process_time()
-    result = fn()
-    return time.process_time() - start, result
+def _cpu(fn: Callable[[], Any], repeats: int = 1) -> tuple[float, Any]:
+    """CPU seconds of ``repeats`` calls of ``fn``, the memos emptied before
+    each (untimed), and the last call's result."""
+    total = 0.0
+    result = None
+    for _ in range(repeats):
+        clear_memos()
+        start = time.process_time()
+        result = fn()
+        total += time.process_time() - start
+    return total, result
 
 
 def _compare(
@@ -83,21 +89,22 @@ def _compare(
     theirs: Callable[[], Any],
     check: Callable[[Any, Any], None],
     offset: int = 0,
+    repeats: int = 1,
 ) -> tuple[list[float], list[float]]:
     """Time both sides ``runs`` times, alternating which goes first (ours in
     even runs, counting from ``offset``), after an untimed pass when ``offset``
     is 0; returns (our seconds, their seconds) per run."""
     if offset == 0:  # one untimed pass first: lazily built tables, imports, allocator
-        check(_cpu(ours)[1], _cpu(theirs)[1])
+        check(_cpu(ours, repeats)[1], _cpu(theirs, repeats)[1])
     mine: list[float] = []
     other: list[float] = []
     for i in range(offset, offset + runs):
         if i % 2:
-            t_theirs, r_theirs = _cpu(theirs)
-            t_ours, r_ours = _cpu(ours)
+            t_theirs, r_theirs = _cpu(theirs, repeats)
+            t_ours, r_ours = _cpu(ours, repeats)
         else:
-            t_ours, r_ours = _cpu(ours)
-            t_theirs, r_theirs = _cpu(theirs)
+            t_ours, r_ours = _cpu(ours, repeats)
+            t_theirs, r_theirs = _cpu(theirs, repeats)
         check(r_ours, r_theirs)
         mine.append(t_ours)
         other.append(t_theirs)
@@ -319,29 +326,25 @@ def alpha_beta_rows(runs: int, depths: Sequence[int], repeats: int) -> tuple[lis
                 return evaluate(convert(s), me)
 
             def ours(state: Any = state, depth: int = depth) -> float:
-                value = 0.0
-                for _ in range(repeats):
-                    value = search(game, state, depth).value
-                return value
+                return search(game, state, depth).value
 
             def theirs(spiel_state: Any = spiel_state, depth: int = depth, me: int = me) -> float:
-                result = 0.0
-                for _ in range(repeats):
-                    result = minimax.alpha_beta_search(
+                return float(
+                    minimax.alpha_beta_search(
                         spiel_game,
                         spiel_state.clone(),
                         value_function=value,
                         maximum_depth=depth,
                         maximizing_player_id=me,
                     )[0]
-                return float(result)
+                )
 
             def check(a: float, b: float, label: str = label) -> None:
                 if abs(a) < 1 and abs(a - b) > 1e-9:
                     raise AssertionError(f"alpha-beta {label}: ours {a}, OpenSpiel {b}")
 
             convert.calls = 0
-            mine, other = _compare(runs, ours, theirs, check)
+            mine, other = _compare(runs, ours, theirs, check, repeats=repeats)
             calls = convert.calls / (runs + 1)  # the untimed pass called it too
             total_calls += calls
             share = calls * convert_s / statistics.median(other)
