@@ -245,6 +245,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"rosetta: {PAGE.relative_to(ROOT)} {'updated' if fresh != page else 'up to date'}")
         return 0
     if fresh != page:
+        old, new = set(page.splitlines()), set(fresh.splitlines())
+        changed = [m[1] for ln in new - old if (m := re.match(r"\| \*\*(.+?)\*\*", ln)) is not None]
+        print(
+            f"rosetta: rows that changed: {', '.join(sorted(changed)) or '(text around the table)'}",
+            file=sys.stderr,
+        )
         diff = difflib.unified_diff(
             page.splitlines(),
             fresh.splitlines(),
@@ -253,7 +259,8 @@ def main(argv: list[str] | None = None) -> int:
             lineterm="",
             n=0,
         )
-        print("\n".join(list(diff)[:40]), file=sys.stderr)
+        for line in list(diff)[:12]:
+            print(line if len(line) < 200 else line[:197] + "...", file=sys.stderr)
         print(
             "rosetta: docs/frameworks.md is stale: run `make docs` (python docs/tools/rosetta.py --write)",
             file=sys.stderr,
