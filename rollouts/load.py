@@ -324,14 +324,18 @@ def wait_live(url: str, report: LoadReport, target: int, seconds: float) -> int:
         time.sleep(0.25)
 
 
-def server_manager(server: str, sessions: int, idle_timeout: float) -> AbstractContextManager[Any]:
-    """``start_server`` for ``server``, started the way its driver starts it."""
+def server_manager(
+    server: str, sessions: int, idle_timeout: float, max_sessions: int | None = None
+) -> AbstractContextManager[Any]:
+    """``start_server`` for ``server``, started the way its driver starts it; room for
+    ``sessions`` clients plus their idle and abandoned games unless ``max_sessions``."""
     from rollouts.servers import start_server
 
+    cap = str(max_sessions or 3 * sessions + 8)
     if server == "openenv":
         argv = [
             sys.executable, "-m", "adapters.openenv", "--host", "127.0.0.1", "--port", "{port}",
-            "--max-sessions", str(3 * sessions + 8), "--session-timeout", str(idle_timeout),
+            "--max-sessions", cap, "--session-timeout", str(idle_timeout),
         ]  # fmt: skip
         return start_server(argv, "/health")
     from rollouts.drivers.nemo_gym import ROOT, nemo_python
@@ -339,7 +343,7 @@ def server_manager(server: str, sessions: int, idle_timeout: float) -> AbstractC
     style = "tools" if server == "nemo_gym_tools" else "gymnasium"
     argv = [
         "python", "-m", "adapters.nemo_gym", "--style", style, "--port", "{port}",
-        "--session-ttl", str(idle_timeout),
+        "--session-ttl", str(idle_timeout), "--max-sessions", cap,
     ]  # fmt: skip
     return start_server(argv, "/", {"PYTHONUNBUFFERED": "1"}, str(nemo_python()), cwd=ROOT)
 

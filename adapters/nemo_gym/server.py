@@ -107,8 +107,11 @@ def _limits(app: FastAPI, config: GameServerConfig, store: dict[str, Any]) -> Fa
     return app
 
 
-def _episode(store: dict[str, Any], session_id: str | None) -> Episode:
+def _episode(store: dict[str, Any], session_id: str | None, ttl: float | None = None) -> Episode:
     entry = store.get(str(session_id))
+    if entry is not None and ttl is not None and time.monotonic() - entry[1] > ttl:
+        store.pop(str(session_id), None)  # expired, even if no reset pruned it yet
+        entry = None
     if entry is None:
         raise HTTPException(
             status_code=404,
@@ -149,7 +152,7 @@ class GameGymnasiumServer(GymnasiumServer):
     async def step(
         self, action: NeMoGymResponse, metadata: dict, session_id: str | None = None
     ) -> tuple[str, float, bool, bool, dict]:
-        episode = _episode(self.session_state, session_id)
+        episode = _episode(self.session_state, session_id, self.config.session_ttl_seconds)
         result = episode.step(extract_text(action))
         # Finished sessions are closed by GymnasiumServer itself (terminated=True).
         return (
@@ -209,7 +212,8 @@ class GameToolsServer(SimpleResourcesServer):
     # rosetta: action: tools: the `make_move(move)` argument
     # rosetta: observation: tools: the tool's plain-text reply (`x-gamebridge-done` header)
     async def make_move(self, request: Request, body: MakeMoveRequest) -> PlainTextResponse:
-        episode = _episode(self.sessions, request.session[SESSION_ID_KEY])
+        ttl = self.config.session_ttl_seconds
+        episode = _episode(self.sessions, request.session[SESSION_ID_KEY], ttl)
         try:
             result = episode.step_move(body.move)
         except EpisodeFinishedError as exc:
@@ -219,7 +223,8 @@ class GameToolsServer(SimpleResourcesServer):
     # rosetta: reward: tools: `/verify` -> `reward` and `reward_breakdown`
     # rosetta: termination: tools: the model stops calling the tool; `/verify` ends the session
     async def verify(self, request: Request, body: VerifyRequest) -> VerifyResponse:  # type: ignore[override]
-        episode = _episode(self.sessions, request.session[SESSION_ID_KEY])
+        ttl = self.config.session_ttl_seconds
+        episode = _episode(self.sessions, request.session[SESSION_ID_KEY], ttl)
         self.sessions.pop(str(request.session[SESSION_ID_KEY]), None)  # verified: released
         if not episode.done:
             episode = _settle(episode, body.response)

@@ -9,52 +9,23 @@ idle timeout, none.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from reliability_servers import IDLE_TIMEOUT, server_params
 
-from rollouts.drivers.nemo_gym import nemo_python
-from rollouts.load import SERVERS, LoadReport, run_load, server_manager
+from rollouts.load import LoadReport, run_load
 
-SESSIONS, EPISODES, IDLE_TIMEOUT = 8, 3, 2.0
-HAVE_NEMO = nemo_python().exists()
+SESSIONS, EPISODES = 8, 3
 pytestmark = pytest.mark.server
 
 
-def _wanted() -> list[str]:
-    return [s for s in SERVERS if HAVE_NEMO or not s.startswith("nemo")]
-
-
-@pytest.fixture(scope="module")
-def servers() -> Iterator[dict[str, Any]]:
-    from rollouts.drivers.nemo_gym import _start_together
-
-    names = _wanted()
-    managers = [server_manager(name, SESSIONS, IDLE_TIMEOUT) for name in names]
-    running = _start_together(managers)
-    try:
-        yield dict(zip(names, running, strict=True))
-    finally:
-        for manager in reversed(managers):
-            manager.__exit__(None, None, None)
-
-
-def _params() -> list[Any]:
-    nemo = [
-        pytest.mark.nemo,
-        pytest.mark.skipif(not HAVE_NEMO, reason=f"{nemo_python()} is missing: make setup-nemo"),
-    ]
-    return [pytest.param(s, marks=nemo if s.startswith("nemo") else []) for s in SERVERS]
-
-
-@pytest.mark.parametrize("server", _params())
+@pytest.mark.parametrize("server", server_params())
 def test_concurrent_sessions_no_cross_talk_no_5xx_no_leftovers(
-    server: str, servers: dict[str, Any]
+    server: str, reliability_servers: dict[str, Any]
 ) -> None:
-    report: LoadReport = run_load(
-        server, servers[server].base_url, SESSIONS, EPISODES, IDLE_TIMEOUT
-    )
+    url = reliability_servers[server].base_url
+    report: LoadReport = run_load(server, url, SESSIONS, EPISODES, IDLE_TIMEOUT[server])
     assert report.errors == []
     assert report.episodes == SESSIONS * EPISODES
     assert report.cross_talk == 0

@@ -1,0 +1,394 @@
+"""Bad requests to every server get a clear 4xx (never a 500, never a hang), and the
+server keeps serving: a normal episode completes afterwards.
+
+Servers: OpenEnv (plain HTTP and the /ws WebSocket), NeMo Gym (gymnasium and tool
+style), all real processes (conftest.py), and the policy server (in a thread).
+Cases: malformed JSON, wrong types, an oversize body (4 MiB limit), text holding a
+lone UTF-16 surrogate, unknown routes/methods, an unknown or expired session, a step
+after done, storms of resets and of sessions. docs/reliability.md tabulates them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Any
+
+import httpx
+import pytest
+from reliability_servers import HAVE_NEMO, IDLE_TIMEOUT, MAX_SESSIONS, NEMO_MARKS
+
+from adapters.nemo_gym.rows import DONE_HEADER, make_row
+from core.episode import Episode
+from core.tasks import Task
+from rollouts.load import (
+    LoadReport,
+    _nemo_session,
+    _nemo_tools_session,
+    _openenv_session,
+    nemo_response,
+)
+
+pytestmark = pytest.mark.server
+LIMIT = 4 * 1024 * 1024
+BIG = b'{"x": "' + b"a" * (LIMIT + 1024) + b'"}'
+SURROGATE = b'{"reply": "\\ud800", "move": "\\udfff", "action": {"reply": "\\ud800"}}'
+TIMEOUT = 30.0  # a hang fails the test
+ROW = make_row(Task(game="tictactoe", seed=1))
+TOOLS_ROW = make_row(Task(game="tictactoe", seed=1), "tools")
+BAD_ROW = {**ROW, "task": {**ROW["task"], "game": "chess"}}
+BAD_TOOLS_ROW = {**TOOLS_ROW, "task": {**TOOLS_ROW["task"], "game": "chess"}}
+
+
+def _url(servers: dict[str, Any], name: str) -> str:
+    if name not in servers:
+        pytest.skip(f"{name} is not running here")
+    return str(servers[name].base_url)
+
+
+def _post(base: str, path: str, body: Any, method: str = "POST") -> httpx.Response:
+    raw = body if isinstance(body, bytes) else None
+    with httpx.Client(base_url=base, timeout=TIMEOUT) as client:
+        return client.request(
+            method,
+            path,
+            content=raw,
+            json=None if raw is not None or body is None else body,
+            headers={"content-type": "application/json"},
+        )
+
+
+def _normal_episode_completes(server: str, url: str) -> None:
+    runner = {
+        "openenv": _openenv_session,
+        "nemo_gym": _nemo_session,
+        "nemo_gym_tools": _nemo_tools_session,
+    }[server]
+    report = LoadReport(server, 1)
+    asyncio.run(runner(url, 97, 1, report))
+    assert report.errors == [] and report.status_5xx == 0
+    assert report.episodes == 1 and report.cross_talk == 0
+
+
+# --- plain HTTP: one table over the three environment servers -----------------------------
+
+OE, GYM, TOOLS = "openenv", "nemo_gym", "nemo_gym_tools"
+HTTP_CASES: list[tuple[str, str, str, Any, int, str]] = [
+    (OE, "POST", "/reset", b"{not json", 422, "JSON decode error"),
+    (OE, "POST", "/reset", [1, 2], 422, "valid dictionary"),
+    (OE, "POST", "/reset", {"seed": "x"}, 422, "valid integer"),
+    (OE, "POST", "/reset", {"task": {"game": "chess"}}, 422, "game must be one of"),
+    (OE, "POST", "/reset", {"task": {"game": "nim", "depth": 99}}, 422, "depth must be"),
+    (OE, "POST", "/reset", {"bogus": 1}, 422, "unknown task fields"),
+    (OE, "POST", "/reset", {"task": {"game": "nim"}, "depth": 3}, 422, "not both"),
+    (OE, "POST", "/step", {"action": {"reply": "<move>4</move>"}}, 409, "call reset"),
+    (OE, "POST", "/step", {"action": {"reply": 1}}, 422, "valid string"),
+    (OE, "POST", "/step", {"action": {"reply": "a", "move": "b"}}, 422, "exactly one"),
+    (OE, "POST", "/step", {}, 422, "Field required"),
+    (OE, "POST", "/reset", BIG, 413, "exceeds the limit"),
+    (OE, "POST", "/step", BIG, 413, "exceeds the limit"),
+    (OE, "POST", "/step", SURROGATE, 400, "lone UTF-16 surrogate"),
+    (OE, "POST", "/reset", SURROGATE, 400, "lone UTF-16 surrogate"),
+    (OE, "GET", "/no-such-route", None, 404, "Not Found"),
+    (OE, "PUT", "/reset", None, 405, "Method Not Allowed"),
+    (GYM, "POST", "/reset", b"{not json", 422, "JSON decode error"),
+    (GYM, "POST", "/reset", [1, 2], 422, "valid dictionary"),
+    (GYM, "POST", "/reset", {}, 422, "Field required"),
+    (GYM, "POST", "/reset", BAD_ROW, 422, "game must be one of"),
+    (GYM, "POST", "/step", {**ROW, "response": 5}, 422, "response"),
+    (
+        GYM,
+        "POST",
+        "/step",
+        {**ROW, "response": nemo_response("<move>1</move>")},
+        404,
+        "no game in this session",
+    ),
+    (GYM, "POST", "/reset", BIG, 413, "exceeds the limit"),
+    (GYM, "POST", "/step", SURROGATE, 400, "lone UTF-16 surrogate"),
+    (GYM, "GET", "/no-such-route", None, 404, "Not Found"),
+    (TOOLS, "POST", "/seed_session", b"{not json", 422, "JSON decode error"),
+    (TOOLS, "POST", "/seed_session", BAD_TOOLS_ROW, 422, "game must be one of"),
+    (TOOLS, "POST", "/make_move", {"move": "4"}, 404, "no game in this session"),
+    (TOOLS, "POST", "/make_move", [1], 422, "valid dictionary"),
+    (
+        TOOLS,
+        "POST",
+        "/verify",
+        {**TOOLS_ROW, "response": nemo_response("x")},
+        404,
+        "no game in this session",
+    ),
+    (TOOLS, "POST", "/verify", {**TOOLS_ROW, "response": "x"}, 422, "response"),
+    (TOOLS, "POST", "/make_move", BIG, 413, "exceeds the limit"),
+    (TOOLS, "POST", "/make_move", SURROGATE, 400, "lone UTF-16 surrogate"),
+]
+
+
+def _case_id(case: tuple[str, str, str, Any, int, str]) -> str:
+    server, method, path, body, status, _ = case
+    kind = (
+        "big" if body is BIG else "surrogate" if body is SURROGATE
+        else "malformed" if isinstance(body, bytes) else type(body).__name__
+    )  # fmt: skip
+    return f"{server}-{method}{path}-{kind}-{status}"
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        pytest.param(c, id=_case_id(c), marks=NEMO_MARKS if c[0].startswith("nemo") else [])
+        for c in HTTP_CASES
+    ],
+)
+def test_bad_http_request_gets_a_clear_4xx(
+    case: tuple[str, str, str, Any, int, str], reliability_servers: dict[str, Any]
+) -> None:
+    server, method, path, body, status, message = case
+    response = _post(_url(reliability_servers, server), path, body, method)
+    assert response.status_code == status, response.text[:500]
+    assert message in response.text
+    assert len(response.content) < 100_000, "the error must not echo a huge body"
+
+
+@pytest.mark.parametrize("server", [OE, GYM, TOOLS])
+def test_servers_keep_serving_after_bad_requests(
+    server: str, reliability_servers: dict[str, Any]
+) -> None:
+    if server.startswith("nemo") and not HAVE_NEMO:
+        pytest.skip("no .venv-nemo")
+    url = _url(reliability_servers, server)
+    for case in HTTP_CASES:
+        if case[0] == server:
+            assert _post(url, case[2], case[3], case[1]).status_code < 500
+    _normal_episode_completes(server, url)
+
+
+# --- OpenEnv WebSocket ---------------------------------------------------------------------
+
+
+def _ws_url(servers: dict[str, Any]) -> str:
+    return _url(servers, OE).replace("http://", "ws://") + "/ws"
+
+
+def _ask(ws: Any, message: Any) -> dict[str, Any]:
+    ws.send(message if isinstance(message, str) else json.dumps(message))
+    return dict(json.loads(ws.recv(timeout=TIMEOUT)))
+
+
+def _error(reply: dict[str, Any], code: str, text: str) -> None:
+    assert reply["type"] == "error", reply
+    assert reply["data"]["code"] == code, reply
+    assert text in reply["data"]["message"] or text in json.dumps(reply["data"]), reply
+
+
+def test_openenv_ws_errors_are_replies_and_the_session_survives(
+    reliability_servers: dict[str, Any],
+) -> None:
+    from websockets.sync.client import connect
+
+    with connect(_ws_url(reliability_servers), max_size=None) as ws:
+        _error(_ask(ws, "{not json"), "INVALID_JSON", "Invalid JSON")
+        _error(_ask(ws, {"type": "fly"}), "UNKNOWN_TYPE", "fly")
+        step = {"type": "step", "data": {"reply": "<move>4</move>"}}
+        _error(_ask(ws, step), "EXECUTION_ERROR", "call reset")
+        bad_task = {"type": "reset", "data": {"task": {"game": "chess"}}}
+        _error(_ask(ws, bad_task), "EXECUTION_ERROR", "game must be one of")
+        _error(_ask(ws, {"type": "reset", "data": {"seed": "x"}}), "EXECUTION_ERROR", "seed")
+        task = Task(game="tictactoe", seed=3, max_invalid_moves=1)
+        assert _ask(ws, {"type": "reset", "data": {"task": task.to_dict()}})["type"] == (
+            "observation"
+        )
+        _error(_ask(ws, {"type": "step", "data": {"reply": 1}}), "VALIDATION_ERROR", "string")
+        both = {"type": "step", "data": {"reply": "x", "move": "1"}}
+        _error(_ask(ws, both), "VALIDATION_ERROR", "exactly one")
+        lone = '{"type": "step", "data": {"reply": "\\ud800"}}'
+        _error(_ask(ws, lone), "EXECUTION_ERROR", "lone UTF-16 surrogate")
+        # None of these touched the game: a reply now is turn 1, and State still serialises.
+        played = _ask(ws, step)
+        assert played["type"] == "observation"
+        assert played["data"]["observation"]["info"]["turn"] == 1
+        state = _ask(ws, {"type": "state"})["data"]
+        assert state["trajectory"] == Episode.replay(task, ["<move>4</move>"]).to_dict()
+        # Two invalid replies forfeit (budget 1): then a step after done is an error.
+        for _ in range(2):
+            last = _ask(ws, {"type": "step", "data": {"reply": "nonsense"}})
+        assert last["data"]["done"] is True
+        _error(_ask(ws, step), "EXECUTION_ERROR", "the episode is over")
+        # A storm of resets on one connection: each one a fresh game.
+        for i in range(100):
+            reset = {"type": "reset", "data": {"task": Task(seed=i).to_dict()}}
+            assert _ask(ws, reset)["type"] == "observation"
+        assert _ask(ws, step)["data"]["observation"]["info"]["turn"] == 1
+    _normal_episode_completes(OE, _url(reliability_servers, OE))
+
+
+def test_openenv_ws_oversize_message_closes_with_1009(
+    reliability_servers: dict[str, Any],
+) -> None:
+    from websockets.exceptions import ConnectionClosed
+    from websockets.sync.client import connect
+
+    with connect(_ws_url(reliability_servers), max_size=None) as ws:
+        ws.send(json.dumps({"type": "step", "data": {"reply": "x" * (LIMIT + 1)}}))
+        with pytest.raises(ConnectionClosed) as closed:
+            ws.recv(timeout=TIMEOUT)
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009
+    _normal_episode_completes(OE, _url(reliability_servers, OE))
+
+
+def test_openenv_session_storm_over_the_cap_is_refused_then_served(
+    reliability_servers: dict[str, Any],
+) -> None:
+    from contextlib import ExitStack
+
+    from websockets.exceptions import ConnectionClosed
+    from websockets.sync.client import connect
+
+    url = _url(reliability_servers, OE)
+
+    def active() -> int:
+        return int(httpx.get(url + "/sessions", timeout=TIMEOUT).json()["active"])
+
+    with ExitStack() as stack:
+        for _ in range(MAX_SESSIONS[OE] - active()):  # fill every slot
+            stack.enter_context(connect(_ws_url(reliability_servers), max_size=None))
+        deadline = time.monotonic() + TIMEOUT
+        while active() < MAX_SESSIONS[OE] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert active() == MAX_SESSIONS[OE]
+        # One more: OpenEnv refuses it at once (an error message, then a close).
+        extra = stack.enter_context(connect(_ws_url(reliability_servers), max_size=None))
+        refused = json.loads(extra.recv(timeout=TIMEOUT))
+        _error(refused, "CAPACITY_REACHED", "")
+        with pytest.raises(ConnectionClosed):
+            extra.recv(timeout=TIMEOUT)
+    deadline = time.monotonic() + TIMEOUT
+    while active() > 0 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert active() == 0
+    _normal_episode_completes(OE, url)
+
+
+def test_openenv_idle_session_expires_with_a_clear_error(
+    reliability_servers: dict[str, Any],
+) -> None:
+    from websockets.sync.client import connect
+
+    url = _url(reliability_servers, OE)
+    with connect(_ws_url(reliability_servers), max_size=None) as ws:
+        assert _ask(ws, {"type": "reset", "data": {}})["type"] == "observation"
+        time.sleep(IDLE_TIMEOUT[OE] + 5.5)  # the reaper wakes every max(timeout / 4, 5) s
+        step = {"type": "step", "data": {"reply": "<move>4</move>"}}
+        _error(_ask(ws, step), "EXECUTION_ERROR", "session was closed")
+    assert httpx.get(url + "/sessions").json()["idle_timeout_s"] == IDLE_TIMEOUT[OE]
+    _normal_episode_completes(OE, url)
+
+
+# --- NeMo Gym: sessions ---------------------------------------------------------------------
+
+
+@pytest.mark.nemo
+def test_nemo_gymnasium_step_after_done_and_reset_storms(
+    reliability_servers: dict[str, Any],
+) -> None:
+    url = _url(reliability_servers, GYM)
+    row = make_row(Task(game="tictactoe", seed=2, max_invalid_moves=0))
+    with httpx.Client(base_url=url, timeout=TIMEOUT) as env:
+        before = env.get("/sessions").json()["active"]
+        for _ in range(50):  # one cookie: every reset replaces the same session's game
+            assert env.post("/reset", json=row).status_code == 200
+        assert env.get("/sessions").json()["active"] == before + 1
+        step = {**row, "response": nemo_response("no move")}
+        out = env.post("/step", json=step).json()
+        assert out["terminated"] is True  # budget 0: forfeit, the session is released
+        after = env.post("/step", json=step)
+        assert after.status_code == 404 and "no game in this session" in after.text
+    # No cookie: each reset is a new session, up to max_sessions; then 429. (A burst:
+    # the idle timeout is short, so a slow storm would see its first games expire.)
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(16) as pool:
+        storm = list(pool.map(lambda _: _post(url, "/reset", row), range(2 * MAX_SESSIONS[GYM])))
+    statuses = [r.status_code for r in storm]
+    assert set(statuses) == {200, 429}, statuses
+    refused = next(r for r in storm if r.status_code == 429)
+    assert "max_sessions" in refused.text
+    time.sleep(IDLE_TIMEOUT[GYM] + 0.5)  # the storm's games expire
+    assert httpx.get(url + "/sessions").json()["active"] == 0
+    _normal_episode_completes(GYM, url)
+
+
+@pytest.mark.nemo
+def test_nemo_tools_step_after_done_verify_twice_and_expiry(
+    reliability_servers: dict[str, Any],
+) -> None:
+    url = _url(reliability_servers, TOOLS)
+    row = make_row(Task(game="tictactoe", seed=2, max_invalid_moves=0), "tools")
+    verify = {**row, "response": nemo_response("done")}
+    with httpx.Client(base_url=url, timeout=TIMEOUT) as env:
+        assert env.post("/seed_session", json=row).status_code == 200
+        move = env.post("/make_move", json={"move": "zz"})
+        assert move.status_code == 200 and move.headers[DONE_HEADER] == "1"
+        again = env.post("/make_move", json={"move": "4"})
+        assert again.status_code == 409 and "the episode is over" in again.text
+        assert env.post("/verify", json=verify).status_code == 200
+        twice = env.post("/verify", json=verify)
+        assert twice.status_code == 404 and "no game in this session" in twice.text
+    with httpx.Client(base_url=url, timeout=TIMEOUT) as env:
+        assert env.post("/seed_session", json=row).status_code == 200
+        time.sleep(IDLE_TIMEOUT[TOOLS] + 0.5)
+        expired = env.post("/make_move", json={"move": "4"})
+        assert expired.status_code == 404 and "expired" in expired.text
+    _normal_episode_completes(TOOLS, url)
+
+
+# --- the policy server ----------------------------------------------------------------------
+
+POLICY_CASES: list[tuple[str, str, Any, int, str]] = [
+    ("POST", "/v1/chat/completions", b"{not json", 400, "not valid JSON"),
+    ("POST", "/v1/chat/completions", b"", 400, "empty request body"),
+    ("POST", "/v1/chat/completions", [1], 400, "JSON object"),
+    ("POST", "/v1/chat/completions", {"messages": "hi"}, 400, "messages must be"),
+    (
+        "POST",
+        "/v1/chat/completions",
+        {"messages": [{"role": "user", "content": "hi"}]},
+        422,
+        "",
+    ),
+    ("POST", "/v1/chat/completions", {"messages": [{"role": "x"}]}, 400, "chat role"),
+    ("POST", "/v1/chat/completions", BIG, 413, "exceeds the limit"),
+    ("POST", "/v1/responses", {"input": 5}, 400, "input must be"),
+    (
+        "POST",
+        "/v1/responses",
+        b'{"input": "hi", "instructions": "\\ud800"}',
+        400,
+        "lone UTF-16 surrogate",
+    ),
+    ("POST", "/v1/chat/completions", b'{"model": "\\udfff", "messages": []}', 400, ""),
+    ("GET", "/v1/nope", None, 404, "no route"),
+    ("PUT", "/v1/chat/completions", None, 405, "not allowed"),
+]
+
+
+def test_policy_server_bad_requests_get_4xx_then_it_serves() -> None:
+    from rollouts.policy_server import serve_in_thread
+
+    task = Task(game="connect_four", seed=4)
+    episode = Episode(task)
+    messages = [
+        {"role": "system", "content": episode.system_prompt},
+        {"role": "user", "content": episode.reset()},
+    ]
+    with serve_in_thread("random", seed=0) as url:
+        base = url.removesuffix("/v1")
+        for method, path, body, status, message in POLICY_CASES:
+            response = _post(base, path, body, method)
+            assert response.status_code == status, (path, body, response.text[:300])
+            assert message in response.json()["error"]["message"], response.text[:300]
+        ok = _post(base, "/v1/chat/completions", {"messages": messages})
+        assert ok.status_code == 200
+        assert "<move>" in ok.json()["choices"][0]["message"]["content"]
