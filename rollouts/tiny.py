@@ -112,12 +112,19 @@ def chat_rows(records: Sequence[Any], keep: set[str]) -> list[dict[str, Any]]:
 
 # --- tokenizer and model ---------------------------------------------------------------------
 def _train_bpe(texts: Sequence[str], vocab_size: int) -> Any:
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
 
     tok = Tokenizer(models.BPE())
     # No word splitting: merges may span spaces, so the (highly repetitive) game text takes
-    # few tokens and the tiny model sees short sequences.
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
+    # few tokens and the tiny model sees short sequences. But every digit and every lone
+    # X/O mark is a token of its own: cells, legal-move lists and moves stay readable
+    # one symbol at a time (a merged "0, 3" token would hide the cells it names).
+    tok.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(r"\d|\b[XO]\b"), behavior="isolated"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ]
+    )
     tok.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
         vocab_size=vocab_size,
@@ -231,19 +238,27 @@ def evaluate(
     *,
     max_new_tokens: int = 24,
     budget: int = 4096,
+    temperature: float = 0.0,
+    seed: int = 0,
 ) -> Evaluation:
-    """Play ``tasks`` in text mode (``<move>`` tags) with greedy decoding
-    through the same game loop as training (``TextRollout.play``)."""
+    """Play ``tasks`` in text mode (``<move>`` tags) through the same game
+    loop as training (``TextRollout.play``): greedy decoding by default, or
+    sampling at ``temperature`` (seeded)."""
+    import torch
     from transformers import GenerationConfig
 
     from adapters.trl.rollout import TextRollout
 
+    sample = temperature > 0
     config = GenerationConfig(
-        do_sample=False,
+        do_sample=sample,
+        temperature=temperature if sample else None,
+        top_k=0 if sample else None,
         eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.pad_token_id,
         max_new_tokens=max_new_tokens,
     )
+    torch.manual_seed(seed)
     was_training = model.training
     model.eval()
     try:
@@ -285,6 +300,9 @@ class TinySettings:
     grpo_learning_rate: float = 1e-3
     temperature: float = 1.0
     eval_tasks: int = 64
+    eval_temperature: float = 1.0
+    """Held-out play samples at this temperature (0: greedy). Greedy play of a
+    tiny model tends to repeat one rejected reply until it forfeits."""
     vocab_size: int = 1024
     output_dir: str = "runs/tiny"
     threads: int = 1
@@ -315,9 +333,12 @@ def eval_tasks(settings: TinySettings) -> list[Any]:
     )
 
 
-def warm_start(settings: TinySettings, *, progress: bool = True) -> tuple[Any, Any, dict[str, Any]]:
+def warm_start(
+    settings: TinySettings, *, progress: bool = True, evaluate_stages: bool = True
+) -> tuple[Any, Any, dict[str, Any]]:
     """Tokenizer, random model, SFT on scripted games; returns the model, the
-    tokenizer and the figures (``init``, ``sft`` evaluations)."""
+    tokenizer and the figures (``init``, ``sft`` held-out evaluations in text
+    mode, unless ``evaluate_stages`` is false)."""
     from rollouts.train_sft import run_sft
 
     tools = settings.mode == "env_factory"
@@ -341,8 +362,11 @@ def warm_start(settings: TinySettings, *, progress: bool = True) -> tuple[Any, A
         "sft_rows": len(rows),
         "vocab": len(tokenizer),
     }
-    if not tools:
-        figures["init"] = asdict(evaluate(model, tokenizer, held_out))
+    check = evaluate_stages and not tools
+    if check:
+        figures["init"] = asdict(
+            evaluate(model, tokenizer, held_out, temperature=settings.eval_temperature)
+        )
     t0 = time.perf_counter()
     run_sft(
         model,
@@ -355,8 +379,10 @@ def warm_start(settings: TinySettings, *, progress: bool = True) -> tuple[Any, A
         progress=progress,
     )
     figures["sft_seconds"] = round(time.perf_counter() - t0, 1)
-    if not tools:
-        figures["sft"] = asdict(evaluate(model, tokenizer, held_out))
+    if check:
+        figures["sft"] = asdict(
+            evaluate(model, tokenizer, held_out, temperature=settings.eval_temperature)
+        )
     return model, tokenizer, figures
 
 
@@ -394,7 +420,14 @@ def run_tiny(settings: TinySettings, *, progress: bool = True) -> dict[str, Any]
     figures["grpo_seconds"] = round(time.perf_counter() - t0, 1)
     figures["grpo_log"] = [h for h in trainer.state.log_history if "loss" in h]
     if settings.mode == "rollout_func":
-        figures["grpo"] = asdict(evaluate(trainer.model, tokenizer, eval_tasks(settings)))
+        figures["grpo"] = asdict(
+            evaluate(
+                trainer.model,
+                tokenizer,
+                eval_tasks(settings),
+                temperature=settings.eval_temperature,
+            )
+        )
     out = Path(settings.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     (out / "figures.json").write_text(json.dumps(figures, indent=2))
