@@ -332,9 +332,10 @@ def server_manager(
     from rollouts.servers import start_server
 
     cap = str(max_sessions or 3 * sessions + 8)
+    # No --host: the servers' default (127.0.0.1) is what tests/reliability checks.
     if server == "openenv":
         argv = [
-            sys.executable, "-m", "adapters.openenv", "--host", "127.0.0.1", "--port", "{port}",
+            sys.executable, "-m", "adapters.openenv", "--port", "{port}",
             "--max-sessions", cap, "--session-timeout", str(idle_timeout),
         ]  # fmt: skip
         return start_server(argv, "/health")
