@@ -12,8 +12,10 @@ server-based drivers); the per-game tests read their slice.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -92,3 +94,32 @@ def test_driver_matches_core(
         assert rec.trajectory == ref.trajectory
         assert rec.reward == ref.reward
         assert rec.steps == ref.steps
+
+
+# --- golden transcripts (tests/golden/<game>.json, `python -m tests.golden.regen`) ----------
+
+GOLDEN = Path(__file__).resolve().parents[1] / "golden"
+
+
+@pytest.mark.parametrize(
+    ("game", "driver"),
+    [pytest.param(g, d, id=f"{g}-{d}") for d in ("core", "core_tools") for g in GAMES] + _params(),
+)
+def test_driver_matches_golden(
+    game: str, driver: str, records: Callable[[str], dict[str, list[RolloutRecord]]]
+) -> None:
+    """The recorded trajectories and rewards, reproduced by every driver (same tasks,
+    same policy: the records above are reused, so this costs no extra run)."""
+    if driver not in ("core", "core_tools"):
+        ok, why = driver_status(driver)
+        if not ok:
+            pytest.skip(f"driver {driver} is not usable here: {why}")
+    golden = json.loads((GOLDEN / f"{game}.json").read_text(encoding="utf-8"))
+    assert golden["policy"] == POLICY and golden["task_seed"] == 11
+    mode = "tools" if driver in TOOL_DRIVERS or driver == "core_tools" else "text"
+    expected = [e for e in golden["episodes"] if e["mode"] == mode]
+    got = records(driver)[game]
+    assert [r.task for r in got] == [e["trajectory"]["task"] for e in expected]
+    for rec, gold in zip(got, expected, strict=True):
+        assert json.loads(json.dumps(rec.trajectory)) == gold["trajectory"], gold["task_id"]
+        assert json.loads(json.dumps(rec.reward)) == gold["reward"], gold["task_id"]
