@@ -386,17 +386,26 @@ def run_load(
     return report
 
 
-def load(servers: list[str], sessions: int, episodes: int, idle_timeout: float) -> list[LoadReport]:
-    """Start ``servers`` together, load them one after the other, stop them."""
+def load(
+    servers: list[str],
+    sessions: int,
+    episodes: int,
+    idle_timeout: float,
+    done: Callable[[LoadReport], None] | None = None,
+) -> list[LoadReport]:
+    """Start ``servers`` together, load them one after the other (``done`` is called
+    with each report as it completes), stop them."""
     from rollouts.drivers.nemo_gym import _start_together
 
     managers = [server_manager(s, sessions, idle_timeout) for s in servers]
     running = _start_together(managers)  # each waits seconds for its framework's imports
+    reports = []
     try:
-        return [
-            run_load(server, srv.base_url, sessions, episodes, idle_timeout)
-            for server, srv in zip(servers, running, strict=True)
-        ]
+        for server, srv in zip(servers, running, strict=True):
+            reports.append(run_load(server, srv.base_url, sessions, episodes, idle_timeout))
+            if done is not None:
+                done(reports[-1])
+        return reports
     finally:
         for manager in reversed(managers):
             manager.__exit__(None, None, None)
@@ -426,12 +435,14 @@ def main(argv: list[str] | None = None) -> int:
         if not nemo_python().exists():
             print(f"skipping NeMo Gym: {nemo_python()} is missing (make setup-nemo)")
             servers = [s for s in servers if not s.startswith("nemo")]
-    reports = load(servers, args.sessions, args.episodes, args.idle_timeout)
-    print(HEADER)
-    for report in reports:
-        print(report.line())
+    print(HEADER, flush=True)
+
+    def show(report: LoadReport) -> None:
+        print(report.line(), flush=True)
         for error in report.errors[:5]:
-            print(f"    error: {error}")
+            print(f"    error: {error}", flush=True)
+
+    reports = load(servers, args.sessions, args.episodes, args.idle_timeout, show)
     if args.json:
         print(
             json.dumps(
