@@ -18,11 +18,12 @@ Per server it prints:
 * 5xx responses (HTTP) and other errors (WebSocket error replies, exceptions): 0;
 * step latency p50/p99 (client-measured, one reply -> observation) and throughput;
 * live sessions on the server (``GET /sessions``) once every client is done, and
-  again after the idle timeout: besides the played episodes, each session also
-  abandons one game mid-way (OpenEnv: drops its socket without a close; NeMo Gym:
-  stops stepping) and keeps one idle game open (OpenEnv: an open, silent
-  socket). Finished games and dropped sockets must be freed at once, idle ones
-  after the timeout (``--idle-timeout``): the last figure must be 0.
+  again after the idle timeout. Besides its episodes, each OpenEnv session drops
+  one game mid-way (its socket closes without a close message), and once all are
+  done each session leaves one idle game (OpenEnv: an open, silent socket; NeMo
+  Gym: a game stepped once, then left). Finished games and dropped sockets must be
+  freed at once (the first figure equals the idle games), idle ones after the
+  timeout (``--idle-timeout``): the last figure must be 0.
 """
 
 from __future__ import annotations
@@ -222,7 +223,9 @@ def _count(report: LoadReport, response: Any, what: str, body: bool = True) -> A
     return response.json() if body else None
 
 
-async def _nemo_session(url: str, index: int, episodes: int, report: LoadReport) -> None:
+async def _nemo_session(
+    url: str, index: int, episodes: int, report: LoadReport, abandon: bool = False
+) -> None:
     import httpx
 
     from adapters.nemo_gym.rows import make_row
@@ -232,7 +235,7 @@ async def _nemo_session(url: str, index: int, episodes: int, report: LoadReport)
     # One client per session: its cookie jar holds NeMo Gym's session cookie, so each
     # reset reuses the session, which the server frees at the end of every game.
     async with httpx.AsyncClient(base_url=url, timeout=120) as http:
-        for j in range(episodes + 1):
+        for j in range(episodes + int(abandon)):
             task = task_for(index, j)
             row = make_row(task)
             try:
@@ -262,14 +265,16 @@ async def _nemo_session(url: str, index: int, episodes: int, report: LoadReport)
                 report.errors.append(f"nemo_gym {task.task_id}: {type(exc).__name__}: {exc}")
 
 
-async def _nemo_tools_session(url: str, index: int, episodes: int, report: LoadReport) -> None:
+async def _nemo_tools_session(
+    url: str, index: int, episodes: int, report: LoadReport, abandon: bool = False
+) -> None:
     import httpx
 
     from adapters.nemo_gym.rows import DONE_HEADER, make_row
 
     timed = _Timer(report)
     player = ScriptedPlayer(DEFAULT_POLICY, seed=index)
-    for j in range(episodes + 1):
+    for j in range(episodes + int(abandon)):
         task = task_for(index, j)
         row = make_row(task, "tools")
         # One client (cookie jar, so one NeMo Gym session) per episode, as the driver does.
@@ -349,7 +354,7 @@ def server_manager(
     return start_server(argv, "/", {"PYTHONUNBUFFERED": "1"}, str(nemo_python()), cwd=ROOT)
 
 
-SESSION_RUNNERS: dict[str, Callable[[str, int, int, LoadReport], Awaitable[None]]] = {
+SESSION_RUNNERS: dict[str, Callable[..., Awaitable[None]]] = {
     "openenv": _openenv_session,
     "nemo_gym": _nemo_session,
     "nemo_gym_tools": _nemo_tools_session,
@@ -364,15 +369,22 @@ def run_load(
     runner = SESSION_RUNNERS[server]
 
     async def main() -> list[Any]:
-        idle = [await _openenv_idle(url, i) for i in range(sessions)] if server == "openenv" else []
         start = time.perf_counter()
         await asyncio.gather(*(runner(url, i, episodes, report) for i in range(sessions)))
         report.seconds = time.perf_counter() - start
-        return idle
+        # Then one idle game per session, opened at the end so none has timed out yet:
+        # OpenEnv: a silent open socket; NeMo Gym: a game stepped once, then left.
+        if server == "openenv":
+            return [await _openenv_idle(url, i) for i in range(sessions)]
+        idle = LoadReport(server, sessions)
+        await asyncio.gather(*(runner(url, i, 0, idle, True) for i in range(sessions)))
+        report.errors += idle.errors
+        report.status_5xx += idle.status_5xx
+        return []
 
     idle_clients = asyncio.run(main())
-    # OpenEnv: the silent sockets; NeMo Gym: the abandoned games (one per session).
     report.idle_games = sessions
+    # Finished games and dropped sockets are freed at once: only the idle games remain.
     report.live_after = wait_live(url, report, report.idle_games, 10.0)
     # OpenEnv's reaper wakes every max(timeout / 4, 5) s.
     report.live_after_timeout = wait_live(url, report, 0, idle_timeout + 15.0)
