@@ -237,7 +237,9 @@ def section_text(
 ) -> str:
     """The generated part of docs/performance.md (between the markers)."""
     machine_lines = "\n".join(f"| {k} | {v} |" for k, v in info.items())
-    missed = [r.name for r in rows if r.status == "MISSED"]
+    missed = [
+        f"{r.section}: {r.name} ({_fmt(r.median, r.unit)})" for r in rows if r.status == "MISSED"
+    ]
     verdict = "Every target is met." if not missed else "Missed: " + "; ".join(missed) + "."
     note_lines = "\n".join(f"* {n}" for n in notes)
     return f"""{BEGIN}

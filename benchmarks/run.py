@@ -109,8 +109,9 @@ def run(sizes: Sizes, *, http: bool, log: bool = True) -> tuple[list[Row], list[
     notes.append(
         "Engine and in-process rows are CPU times of the benchmark process "
         "(`time.process_time`), both sides timed back to back in each run (their order "
-        "alternating), so other engineers' load on the shared machine changes the ratios "
-        "little; HTTP latencies and `import core` are wall clock."
+        "alternating), so other engineers' load on the shared machine sways the ratios less "
+        "than wall time would (it still does: compare runs' min - max); HTTP latencies and "
+        "`import core` are wall clock."
     )
     return rows, notes
 
