@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from benchmarks.report import Row, Target, rate
+from benchmarks.report import MismatchError, Row, Target, rate
 from core import make_game
 from core.perft import perft
 from core.search import search
@@ -141,7 +141,7 @@ def perft_rows(runs: int, depth: int) -> list[Row]:
 
         def check(a: int, b: int) -> None:
             if not a == b == expected:
-                raise AssertionError(f"perft({depth}): ours {a}, OpenSpiel {b}, known {expected}")
+                raise MismatchError(f"perft({depth}): ours {a}, OpenSpiel {b}, known {expected}")
 
         mine, other = _compare(
             runs,
@@ -210,7 +210,7 @@ def random_game_rows(runs: int, counts: dict[str, int]) -> list[Row]:
 
         def check(a: int, b: int, name: str = name) -> None:
             if a != b:
-                raise AssertionError(f"{name}: ours played {a} plies, OpenSpiel {b}")
+                raise MismatchError(f"{name}: ours played {a} plies, OpenSpiel {b}")
 
         mine: list[float] = []
         other: list[float] = []
@@ -318,7 +318,7 @@ def alpha_beta_rows(runs: int, depths: Sequence[int], repeats: int) -> tuple[lis
                 state = game.apply(state, move)
                 spiel_state.apply_action(move)
             if convert(spiel_state) != state:
-                raise AssertionError(f"{label}: the converted OpenSpiel state differs")
+                raise MismatchError(f"{label}: the converted OpenSpiel state differs")
             me = spiel_state.current_player()
 
             def value(s: Any, me: int = me) -> float:
@@ -341,7 +341,7 @@ def alpha_beta_rows(runs: int, depths: Sequence[int], repeats: int) -> tuple[lis
 
             def check(a: float, b: float, label: str = label) -> None:
                 if abs(a) < 1 and abs(a - b) > 1e-9:
-                    raise AssertionError(f"alpha-beta {label}: ours {a}, OpenSpiel {b}")
+                    raise MismatchError(f"alpha-beta {label}: ours {a}, OpenSpiel {b}")
 
             convert.calls = 0
             mine, other = _compare(runs, ours, theirs, check, repeats=repeats)

@@ -21,6 +21,11 @@ END = "<!-- bench:end -->"
 COMMAND = "make bench"
 
 
+class MismatchError(RuntimeError):
+    """The two sides of a comparison did not do the same work (a count, the
+    games played or a search value differ): its timing would mean nothing."""
+
+
 @dataclass(frozen=True)
 class Target:
     """A goal for one row: ``measured >= value`` (``at_least``) or ``<= value``."""

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchmarks.engine import clear_memos
-from benchmarks.report import ROOT, Row, Target
+from benchmarks.report import ROOT, MismatchError, Row, Target
 from core.episode import Episode
 from core.parsing import format_reply
 from core.players import ScriptedPlayer
@@ -72,7 +72,7 @@ def scripted_games(per_game: int, opponent: str = "random") -> list[Game]:
                     {"role": "user", "content": result.observation},
                 ]
             if episode.invalid_moves:
-                raise AssertionError(f"{task.task_id}: the scripted moves were not all legal")
+                raise MismatchError(f"{task.task_id}: the scripted moves were not all legal")
             games.append(Game(task, tuple(moves)))
     return games
 
@@ -289,7 +289,7 @@ def _openenv_latencies(games: Sequence[Game]) -> list[float]:
                     result = env.step(GameAction(reply=reply))
                     latencies.append((time.perf_counter() - start) * 1e3)
                 if not result.done:
-                    raise AssertionError(f"{game.task.task_id}: OpenEnv game did not finish")
+                    raise MismatchError(f"{game.task.task_id}: OpenEnv game did not finish")
     return latencies
 
 
@@ -335,7 +335,7 @@ def _nemo_latencies(games: Sequence[Game]) -> list[float]:
                     latencies.append((time.perf_counter() - start) * 1e3)
                     response.raise_for_status()
                 if not response.json()["terminated"]:
-                    raise AssertionError(f"{game.task.task_id}: NeMo Gym game did not finish")
+                    raise MismatchError(f"{game.task.task_id}: NeMo Gym game did not finish")
     return latencies
 
 
