@@ -40,6 +40,8 @@ LAST_OF_PAGE = {
 }
 WHOLE_FILES = sorted({(b.page, b.file_part) for b in BLOCKS if b.file_part})
 
+pytestmark = pytest.mark.docs  # `-m "not docs"` leaves the pages out (a few minutes)
+
 _background: dict[str, list[subprocess.Popen[bytes]]] = defaultdict(list)
 
 
