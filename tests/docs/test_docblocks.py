@@ -115,3 +115,26 @@ def test_output_block_attaches_to_the_block_above(tmp_path: Path) -> None:
     blocks, errors = _parse(tmp_path, text)
     assert blocks[0].output == "1\n"
     assert len(errors) == 1 and "must follow the block it shows" in errors[0]
+
+
+def test_runner_checks_exit_output_and_timeout(tmp_path: Path) -> None:
+    """The runner behind test_block fails when it should (exit status, expected
+    text, exact output, timeout) and passes otherwise."""
+    import pytest
+    import test_docs
+    from docblocks import Block
+
+    def run(lang: str, code: str, **kw: object) -> str | None:
+        block = Block("docs/x.md", 1, lang, code, **kw)  # type: ignore[arg-type]
+        try:
+            test_docs._run(block, tmp_path)
+        except pytest.fail.Exception as e:
+            return str(e)
+        return None
+
+    assert run("python", "print('hello')\n", expect=["hello"], output="hello\n") is None
+    assert "lacks ['bye']" in (run("python", "print('hello')\n", expect=["bye"]) or "")
+    assert "differs" in (run("python", "print('hello')\n", output="hullo\n") or "")
+    assert "exit status 3" in (run("bash", "exit 3\n") or "")
+    assert run("bash", "exit 3\n", exit_code=3) is None
+    assert "still running" in (run("bash", "sleep 30\n", timeout=1.0) or "")
