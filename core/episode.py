@@ -146,7 +146,7 @@ class Episode:
         self.observation = prompts.final_observation(
             self.game, self.state, self.result, "stopped", []
         )
-        info = {
+        info: dict[str, Any] = {
             "valid": True,
             "format_ok": True,
             "error": None,
