@@ -291,13 +291,17 @@ class TinySettings:
     mode: str = "rollout_func"
     seed: int = 0
     sft_games: int = 200
-    sft_steps: int = 150
+    sft_steps: int = 50
+    """A deliberately short warm-up: the model mostly plays in format but not
+    yet reliably (a random model never does), leaving GRPO room to show."""
     sft_learning_rate: float = 3e-3
-    grpo_tasks: int = 256
-    grpo_steps: int = 40
+    grpo_tasks: int = 1024
+    grpo_steps: int = 100
+    grpo_max_invalid_moves: int = 0
+    """Strict training tasks: the first invalid reply forfeits (see docs/trl.md)."""
     num_groups: int = 4
     num_generations: int = 8
-    grpo_learning_rate: float = 1e-3
+    grpo_learning_rate: float = 2e-3
     temperature: float = 1.0
     eval_tasks: int = 64
     eval_temperature: float = 1.0
@@ -414,6 +418,7 @@ def run_tiny(settings: TinySettings, *, progress: bool = True) -> dict[str, Any]
         logging_steps=5,
         cpu=True,
         beta=0.0,
+        max_invalid_moves=settings.grpo_max_invalid_moves,
     )
     t0 = time.perf_counter()
     trainer = train_grpo(grpo, model=model, tokenizer=tokenizer, progress=progress)

@@ -51,6 +51,10 @@ class GRPOSettings:
     mode: str = "env_factory"
     num_tasks: int = 1024
     opponent: str = "minimax"
+    max_invalid_moves: int = -1
+    """Task override: invalid replies allowed per game (-1: core's default; 0:
+    strict, the first invalid reply forfeits, so no illegal reply ever shares
+    a won game's advantage)."""
     min_random_move_prob: float = 0.0
     max_random_move_prob: float = 1.0
     num_groups: int = 4
@@ -75,8 +79,10 @@ class GRPOSettings:
 
 
 def make_train_tasks(s: GRPOSettings) -> list[Any]:
+    """The training tasks (``core.tasks.make_tasks``, stratified by ``num_groups``)."""
     from core.tasks import make_tasks
 
+    overrides = {} if s.max_invalid_moves < 0 else {"max_invalid_moves": s.max_invalid_moves}
     return make_tasks(
         s.num_tasks,
         seed=s.seed,
@@ -85,6 +91,7 @@ def make_train_tasks(s: GRPOSettings) -> list[Any]:
         max_random_move_prob=s.max_random_move_prob,
         num_groups=s.num_groups,
         opponent=s.opponent,
+        **overrides,
     )
 
 
