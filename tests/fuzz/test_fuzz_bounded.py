@@ -125,3 +125,16 @@ def test_the_make_fuzz_runner_on_a_slice(capsys: pytest.CaptureFixture[str]) -> 
     assert "engine random: 1500 inputs" in out and "findings: 0" in out
     for layer in ("parse_reply", "Game.play(reply)", "Episode.step"):
         assert layer in out
+
+
+@pytest.mark.parametrize("game_name", GAMES)
+@pytest.mark.parametrize("text", ["٣", "３", "𝟑", "²", "ｃ４", "Ⅳ", "3\u200b", "\u202e3"])
+def test_look_alike_notations_are_not_moves(game_name: str, text: str) -> None:
+    """Unicode digits and fullwidth forms pass ``int()``/``isdigit`` in Python; no game
+    may take them for a move (docs/reliability.md)."""
+    from core.games import InvalidMoveError
+
+    game = make_game(game_name)
+    state = game.initial_state(random.Random(0))
+    with pytest.raises(InvalidMoveError):
+        game.parse_move(state, text)
