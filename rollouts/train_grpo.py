@@ -12,12 +12,13 @@ over ``[min_random_move_prob, max_random_move_prob]``; one generation batch is
 ``num_groups x num_generations`` games (each task is one GRPO group), and the
 dataset is not shuffled so that every batch spans the whole range.
 
-GPU defaults (:data:`GPU_DEFAULTS`), following the source walkthrough: batches
-of at least 256 games per update were needed for stability, e.g. 32 groups x
-8 generations with per-device batch 32 and 8 accumulation steps, bf16, lr 1e-6,
-temperature 1.0, optional vLLM (``--vllm``, colocated; TRL generates with it in
-``env_factory`` mode). On CPU (``--cpu``) everything also runs, slowly, with
-plain transformers generation.
+GPU defaults (:data:`GPU_DEFAULTS`): the source walkthrough found batches of
+at least 256 games per optimizer update necessary for stability, so 32 groups
+x 8 generations with per-device batch 32 and 8 accumulation steps; bf16. The
+other values (lr 1e-6, temperature 1.0, 4096 completion tokens) are starting
+points, not measured here (no GPU). Optional vLLM (``--vllm``, colocated; TRL
+generates with it in ``env_factory`` mode). On CPU (``--cpu``) everything
+also runs, slowly, with plain transformers generation.
 """
 
 from __future__ import annotations
@@ -37,8 +38,8 @@ GPU_DEFAULTS: dict[str, Any] = {
     "max_completion_length": 4096,
     "bf16": True,
 }
-"""Written-down GPU settings: 256 games per update (the source found smaller
-batches unstable)."""
+"""Written-down GPU settings: 256 games per update (the source walkthrough found
+smaller batches unstable); lr, temperature and length are unmeasured starting points."""
 
 
 @dataclass

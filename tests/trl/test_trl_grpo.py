@@ -155,3 +155,24 @@ def test_grpo_config_batch_spans_the_groups(mode: str, tmp_path: Any) -> None:
         assert [int(p * 4) for p in probs] == [0, 1, 2, 3]
     with pytest.raises(ValueError):
         grpo_config(GRPOSettings(mode="vllm", output_dir=str(tmp_path)), progress=False)
+
+
+def test_gpu_defaults_give_256_games_per_update(tmp_path: Any) -> None:
+    import argparse
+
+    from rollouts.train_grpo import GPU_DEFAULTS, add_arguments, grpo_config, settings_from
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    s = settings_from(
+        parser.parse_args(["--model", "m", "--gpu-defaults", "--output-dir", str(tmp_path)])
+    )
+    assert s.num_groups * s.num_generations >= 256
+    assert s.bf16 and s.learning_rate == GPU_DEFAULTS["learning_rate"]
+    # An explicit flag wins over the GPU defaults.
+    s = settings_from(parser.parse_args(["--model", "m", "--gpu-defaults", "--num-groups", "64"]))
+    assert s.num_groups == 64 and s.num_generations == 8
+    s.cpu, s.bf16 = True, False
+    s.output_dir = str(tmp_path)
+    args = grpo_config(s, progress=False)
+    assert args.per_device_train_batch_size * args.gradient_accumulation_steps == 64 * 8
