@@ -6,8 +6,11 @@
 * 400 for a JSON body holding a lone UTF-16 surrogate (``"\\ud800"``): not valid
   Unicode, so no reply could echo it as UTF-8 JSON (FastAPI's encoder raised, a 500).
 
-WebSocket messages are capped by uvicorn's ``ws_max_size`` (``__main__`` sets it to
-the same limit): an oversize message closes the connection with code 1009.
+On the WebSocket it answers a message that is JSON but not an object, or a binary
+frame, with an error reply and keeps the session (OpenEnv's loop closed it with
+``'list' object has no attribute 'get'``). Messages are capped by uvicorn's
+``ws_max_size`` (``__main__`` sets it to the same limit): an oversize message
+closes the connection with code 1009.
 The NeMo Gym adapter carries its own copy (adapters never import each other).
 """
 
@@ -58,14 +61,43 @@ async def _refuse(send: Send, status: int, message: str) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
+def _objects_only(receive: Receive, send: Send) -> Receive:
+    """A WebSocket ``receive`` that answers non-object JSON and binary frames itself."""
+
+    async def checked() -> Message:
+        while True:
+            message = await receive()
+            if message["type"] != "websocket.receive":
+                return message
+            text = message.get("text")
+            if text is not None:
+                if text.lstrip()[:1] == "{":
+                    return message
+                try:
+                    kind = type(json.loads(text)).__name__
+                except ValueError:  # not JSON: OpenEnv answers INVALID_JSON itself
+                    return message
+                problem = f"a message must be a JSON object, not {kind}"
+            else:
+                problem = "a message must be a text frame holding a JSON object"
+            error = {"type": "error", "data": {"message": problem, "code": "INVALID_JSON"}}
+            await send({"type": "websocket.send", "text": json.dumps(error)})
+
+    return checked
+
+
 class BodyLimitMiddleware:
-    """413 over ``max_body_bytes``, 400 for lone surrogates; HTTP only."""
+    """HTTP: 413 over ``max_body_bytes``, 400 for lone surrogates. WebSocket: an error
+    reply for a non-object or binary message."""
 
     def __init__(self, app: ASGIApp, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> None:
         self.app = app
         self.max_body_bytes = max_body_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket":
+            await self.app(scope, _objects_only(receive, send), send)
+            return
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return

@@ -190,6 +190,10 @@ def test_openenv_ws_errors_are_replies_and_the_session_survives(
 
     with connect(_ws_url(reliability_servers), max_size=None) as ws:
         _error(_ask(ws, "{not json"), "INVALID_JSON", "Invalid JSON")
+        _error(_ask(ws, "[1, 2]"), "INVALID_JSON", "must be a JSON object, not list")
+        _error(_ask(ws, "5"), "INVALID_JSON", "must be a JSON object, not int")
+        ws.send(b'{"type": "state"}')
+        _error(json.loads(ws.recv(timeout=TIMEOUT)), "INVALID_JSON", "text frame")
         _error(_ask(ws, {"type": "fly"}), "UNKNOWN_TYPE", "fly")
         step = {"type": "step", "data": {"reply": "<move>4</move>"}}
         _error(_ask(ws, step), "EXECUTION_ERROR", "call reset")
