@@ -28,7 +28,7 @@ try:
         BaseVerifyResponse,
         SimpleResourcesServer,
     )
-    from nemo_gym.config_types import BaseServerConfig
+    from nemo_gym.config_types import AggregateMetrics, AggregateMetricsRequest, BaseServerConfig
     from nemo_gym.openai_utils import NeMoGymResponse
     from nemo_gym.server_utils import SESSION_ID_KEY, ServerClient
     from omegaconf import OmegaConf
@@ -87,6 +87,19 @@ def _open(
     store[str(session_id)] = (episode, now)
 
 
+async def _aggregate(aggregate: Any, body: AggregateMetricsRequest) -> AggregateMetrics:
+    """NeMo Gym's own ``/aggregate_metrics`` (``aggregate``), with malformed verify
+    responses (no ``reward``, wrong types) answered 422 instead of raising (a 500)."""
+    try:
+        return await aggregate(body)  # type: ignore[no-any-return]
+    except (KeyError, TypeError, ValueError, AttributeError, ZeroDivisionError) as exc:
+        raise HTTPException(
+            status_code=422,
+            detail="verify_responses must be /verify responses with a numeric reward "
+            f"({type(exc).__name__}: {exc})",
+        ) from exc
+
+
 def _limits(app: FastAPI, config: GameServerConfig, store: dict[str, Any]) -> FastAPI:
     """The body limit (413) and lone-surrogate check (400), and ``GET /sessions``:
     read-only, the live (unexpired) games, the games held in memory (expired ones are
@@ -143,6 +156,9 @@ class GameGymnasiumServer(GymnasiumServer):
     def setup_webserver(self) -> FastAPI:
         return _limits(super().setup_webserver(), self.config, self.session_state)
 
+    async def aggregate_metrics(self, body: AggregateMetricsRequest) -> AggregateMetrics:
+        return await _aggregate(super().aggregate_metrics, body)
+
     # rosetta: step: gymnasium: `/step` -> `(obs, reward, terminated, truncated, info)`
     # rosetta: action: gymnasium: the model's Responses output, as text (`extract_text`)
     # rosetta: observation: gymnasium: the observation string (the agent appends it as a user message)
@@ -198,6 +214,9 @@ class GameToolsServer(SimpleResourcesServer):
         app = super().setup_webserver()
         app.post("/make_move")(self.make_move)
         return _limits(app, self.config, self.sessions)
+
+    async def aggregate_metrics(self, body: AggregateMetricsRequest) -> AggregateMetrics:
+        return await _aggregate(super().aggregate_metrics, body)
 
     # rosetta: reset: tools: `/seed_session` with the row's task
     async def seed_session(self, request: Request, body: SeedRequest) -> SeedResponse:  # type: ignore[override]

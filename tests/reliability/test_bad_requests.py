@@ -108,6 +108,8 @@ HTTP_CASES: list[tuple[str, str, str, Any, int, str]] = [
     (GYM, "POST", "/reset", BIG, 413, "exceeds the limit"),
     (GYM, "POST", "/step", SURROGATE, 400, "lone UTF-16 surrogate"),
     (GYM, "GET", "/no-such-route", None, 404, "Not Found"),
+    (GYM, "POST", "/aggregate_metrics", {"verify_responses": [{"x": 1}]}, 422, "must be /verify"),
+    (GYM, "POST", "/aggregate_metrics", {"verify_responses": 5}, 422, "valid list"),
     (TOOLS, "POST", "/seed_session", b"{not json", 422, "JSON decode error"),
     (TOOLS, "POST", "/seed_session", BAD_TOOLS_ROW, 422, "game must be one of"),
     (TOOLS, "POST", "/make_move", {"move": "4"}, 404, "no game in this session"),
@@ -123,6 +125,14 @@ HTTP_CASES: list[tuple[str, str, str, Any, int, str]] = [
     (TOOLS, "POST", "/verify", {**TOOLS_ROW, "response": "x"}, 422, "response"),
     (TOOLS, "POST", "/make_move", BIG, 413, "exceeds the limit"),
     (TOOLS, "POST", "/make_move", SURROGATE, 400, "lone UTF-16 surrogate"),
+    (
+        TOOLS,
+        "POST",
+        "/aggregate_metrics",
+        {"verify_responses": [{"reward": None}]},
+        422,
+        "must be /verify",
+    ),
 ]
 
 
@@ -163,6 +173,10 @@ def test_servers_keep_serving_after_bad_requests(
         if case[0] == server:
             assert _post(url, case[2], case[3], case[1]).status_code < 500
     _normal_episode_completes(server, url)
+    if server != OE:  # and NeMo Gym's own aggregation still answers well-formed input
+        rows = [{"_ng_task_index": 0, "_ng_rollout_index": i, "reward": float(i)} for i in (0, 1)]
+        aggregate = _post(url, "/aggregate_metrics", {"verify_responses": rows})
+        assert aggregate.status_code == 200, aggregate.text[:300]
 
 
 # --- OpenEnv WebSocket ---------------------------------------------------------------------
