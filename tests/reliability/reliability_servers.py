@@ -14,7 +14,7 @@ import pytest
 from rollouts.drivers.nemo_gym import nemo_python
 from rollouts.load import SERVERS
 
-IDLE_TIMEOUT = {"openenv": 2.0, "nemo_gym": 5.0, "nemo_gym_tools": 5.0}
+IDLE_TIMEOUT = {"openenv": 3.0, "nemo_gym": 5.0, "nemo_gym_tools": 5.0}
 """Seconds. OpenEnv's reaper wakes every ``max(timeout / 4, 5)`` s. NeMo Gym's is
 longer: its storm test must open ``MAX_SESSIONS`` games before the first expires
 (about 15 requests/s on a loaded 2-core machine)."""
