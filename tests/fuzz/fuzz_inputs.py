@@ -375,19 +375,24 @@ class EpisodeChecker:
         self.episode.reset()
         self.limit = task.turn_limit()
 
-    def step(self, reply: str) -> str:
-        """One reply; returns the step's error kind (``"valid"`` if accepted)."""
+    def step(self, reply: str, tool: bool = False) -> str:
+        """One reply (``tool``: as a tool call's move, ``Episode.step_move``); returns
+        the step's error kind (``"valid"`` if accepted)."""
         ep = self.episode
         _check(not ep.done, "stepping a finished episode")
         state, events, invalid = ep.state, len(ep.events), ep.invalid_moves
         board = ep.game.render(state)
         try:
-            result = ep.step(reply)
+            result = ep.step_move(reply) if tool else ep.step(reply)
         except Exception as exc:
-            raise InvariantError(f"Episode.step raised {exc!r} for {reply[:200]!r}") from exc
+            name = "step_move" if tool else "step"
+            raise InvariantError(f"Episode.{name} raised {exc!r} for {reply[:200]!r}") from exc
         _check(len(ep.events) == events + 1, "a reply was not recorded as one event")
         event = ep.events[-1]
         _check(event["reply"] == reply, "the event does not hold the reply")
+        _check(event["kind"] == ("tool" if tool else "text"), "the event's kind is wrong")
+        if tool:
+            _check(event["format_ok"], "a tool call's move counted as a format failure")
         error = result.info["error"]
         if error is not None:
             _check(not result.info["valid"], "an error marked valid")

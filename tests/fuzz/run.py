@@ -77,7 +77,11 @@ class Fuzzer:
             if parsed == "ok":
                 move = fz.parse_reply(reply).move
                 fig.count("Game.play(move)", fz.check_game(game, state, move))
-            fig.count("Episode.step", checker.step(reply))
+            if ch.integer(0, 3) == 0:  # a quarter as tool calls: the move text alone
+                move_text = fz.parse_reply(reply).move if parsed == "ok" else reply
+                fig.count("Episode.step_move", checker.step(move_text, tool=True))
+            else:
+                fig.count("Episode.step", checker.step(reply))
         except Exception as exc:  # every escape is a finding, typed or not
             self.findings.append(
                 f"{game_name}: {type(exc).__name__}: {exc}\n  reply[:300] = {reply[:300]!r}\n"

@@ -67,7 +67,8 @@ def test_episode_survives_hostile_replies(data: Any, game_name: str, seed: int) 
     checker = fz.EpisodeChecker(fz.random_task(ch, game_name, seed))
     for _ in range(checker.limit):
         ep = checker.episode
-        checker.step(fz.hostile_reply(ch, ep.game, ep.state, huge=False))
+        reply = fz.hostile_reply(ch, ep.game, ep.state, huge=False)
+        checker.step(reply, tool=ch.choice([False, False, True]))
         if ep.done:
             break
     assert checker.episode.done, "the episode outlived task.turn_limit() replies"
