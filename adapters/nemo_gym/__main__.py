@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--max-body-bytes",
         type=int,
-        default=4 * 1024 * 1024,
+        default=32 * 1024 * 1024,
         help="largest request body (413 beyond)",
     )
     args = parser.parse_args(argv)

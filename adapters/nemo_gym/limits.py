@@ -17,8 +17,9 @@ import re
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
-"""Largest request body or WebSocket message (a 1 MB reply, JSON-escaped, fits)."""
+DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024
+"""Largest request body: ``/verify`` carries the model's whole episode (every turn's
+output, reasoning included), so the limit is generous; it bounds memory, nothing else."""
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

@@ -18,7 +18,7 @@ def main(argv: list[str] | None = None) -> None:
                         help="concurrent WebSocket sessions (one Episode each)")
     parser.add_argument("--session-timeout", type=float, default=1800.0,
                         help="idle seconds before a session is closed (0: never)")
-    parser.add_argument("--max-body-bytes", type=int, default=4 * 1024 * 1024,
+    parser.add_argument("--max-body-bytes", type=int, default=16 * 1024 * 1024,
                         help="largest HTTP body (413 above) and WebSocket message (close 1009)")
     args = parser.parse_args(argv)
 

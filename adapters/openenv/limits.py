@@ -21,8 +21,9 @@ import re
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
-"""Largest request body or WebSocket message (a 1 MB reply, JSON-escaped, fits)."""
+DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
+"""Largest request body or WebSocket message: uvicorn's own WebSocket default, so a
+long reply still fits after JSON escaping (up to 6 bytes a character)."""
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

@@ -3,7 +3,7 @@ server keeps serving: a normal episode completes afterwards.
 
 Servers: OpenEnv (plain HTTP and the /ws WebSocket), NeMo Gym (gymnasium and tool
 style), all real processes (conftest.py), and the policy server (in a thread).
-Cases: malformed JSON, wrong types, an oversize body (4 MiB limit), text holding a
+Cases: malformed JSON, wrong types, an oversize body (the documented limits), text holding a
 lone UTF-16 surrogate, unknown routes/methods, an unknown or expired session, a step
 after done, storms of resets and of sessions. docs/reliability.md tabulates them.
 """
@@ -31,8 +31,18 @@ from rollouts.load import (
 )
 
 pytestmark = pytest.mark.server
-LIMIT = 4 * 1024 * 1024
-BIG = b'{"x": "' + b"a" * (LIMIT + 1024) + b'"}'
+LIMIT = {"openenv": 16 << 20, "nemo_gym": 32 << 20, "nemo_gym_tools": 32 << 20, "policy": 4 << 20}
+"""The servers' default body limits (docs/reliability.md)."""
+BIG = object()
+"""In the tables: a JSON body just over the server's limit (built when sent)."""
+
+
+def _big(server: str, body: Any) -> Any:
+    if body is not BIG:
+        return body
+    return b'{"x": "' + b"a" * (LIMIT[server] + 1024) + b'"}'
+
+
 SURROGATE = b'{"reply": "\\ud800", "move": "\\udfff", "action": {"reply": "\\ud800"}}'
 TIMEOUT = 30.0  # a hang fails the test
 ROW = make_row(Task(game="tictactoe", seed=1))
@@ -156,7 +166,7 @@ def test_bad_http_request_gets_a_clear_4xx(
     case: tuple[str, str, str, Any, int, str], reliability_servers: dict[str, Any]
 ) -> None:
     server, method, path, body, status, message = case
-    response = _post(_url(reliability_servers, server), path, body, method)
+    response = _post(_url(reliability_servers, server), path, _big(server, body), method)
     assert response.status_code == status, response.text[:500]
     assert message in response.text
     assert len(response.content) < 100_000, "the error must not echo a huge body"
@@ -171,7 +181,7 @@ def test_servers_keep_serving_after_bad_requests(
     url = _url(reliability_servers, server)
     for case in HTTP_CASES:
         if case[0] == server:
-            assert _post(url, case[2], case[3], case[1]).status_code < 500
+            assert _post(url, case[2], _big(server, case[3]), case[1]).status_code < 500
     _normal_episode_completes(server, url)
     if server != OE:  # and NeMo Gym's own aggregation still answers well-formed input
         rows = [{"_ng_task_index": 0, "_ng_rollout_index": i, "reward": float(i)} for i in (0, 1)]
@@ -249,7 +259,7 @@ def test_openenv_ws_oversize_message_closes_with_1009(
     from websockets.sync.client import connect
 
     with connect(_ws_url(reliability_servers), max_size=None) as ws:
-        ws.send(json.dumps({"type": "step", "data": {"reply": "x" * (LIMIT + 1)}}))
+        ws.send(json.dumps({"type": "step", "data": {"reply": "x" * (LIMIT[OE] + 1)}}))
         with pytest.raises(ConnectionClosed) as closed:
             ws.recv(timeout=TIMEOUT)
     assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009
@@ -404,7 +414,7 @@ def test_policy_server_bad_requests_get_4xx_then_it_serves() -> None:
     with serve_in_thread("random", seed=0) as url:
         base = url.removesuffix("/v1")
         for method, path, body, status, message in POLICY_CASES:
-            response = _post(base, path, body, method)
+            response = _post(base, path, _big("policy", body), method)
             assert response.status_code == status, (path, body, response.text[:300])
             assert message in response.json()["error"]["message"], response.text[:300]
         ok = _post(base, "/v1/chat/completions", {"messages": messages})
