@@ -225,6 +225,8 @@ class Evaluation:
     games: int
     replies: int
     legal_move_rate: float
+    format_rate: float
+    """Share of replies that were well formed (a ``<move>`` tag), legal or not."""
     win_rate: float
     draw_rate: float
     loss_rate: float
@@ -275,6 +277,7 @@ def evaluate(
         games=len(eps),
         replies=replies,
         legal_move_rate=valid / max(replies, 1),
+        format_rate=sum(1 for e in eps for ev in e.events if ev["format_ok"]) / max(replies, 1),
         win_rate=sum(e.result == "win" for e in eps) / n,
         draw_rate=sum(e.result == "draw" for e in eps) / n,
         loss_rate=sum(e.result == "loss" for e in eps) / n,
@@ -296,7 +299,7 @@ class TinySettings:
     yet reliably (a random model never does), leaving GRPO room to show."""
     sft_learning_rate: float = 3e-3
     grpo_tasks: int = 1024
-    grpo_steps: int = 100
+    grpo_steps: int = 200
     grpo_max_invalid_moves: int = 0
     """Strict training tasks: the first invalid reply forfeits (see docs/trl.md)."""
     num_groups: int = 4
@@ -391,7 +394,8 @@ def warm_start(
 
 
 def run_tiny(settings: TinySettings, *, progress: bool = True) -> dict[str, Any]:
-    """The whole demo; returns the figures (also written to ``output_dir/figures.json``)."""
+    """The whole demo; returns the figures (also written to ``output_dir/figures.json``;
+    the trained model and its tokenizer go to ``output_dir/model``)."""
     _require()
     import torch
 
@@ -436,6 +440,7 @@ def run_tiny(settings: TinySettings, *, progress: bool = True) -> dict[str, Any]
     out = Path(settings.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     (out / "figures.json").write_text(json.dumps(figures, indent=2))
+    save_tiny(trainer.model, tokenizer, out / "model", {"settings": asdict(settings)})
     return figures
 
 
@@ -445,13 +450,15 @@ def format_figures(figures: dict[str, Any]) -> str:
         f"tiny Qwen2: {figures['params']:,} parameters, vocab {figures['vocab']}, "
         f"{figures['sft_rows']} SFT games; SFT {figures['sft_seconds']} s, "
         f"GRPO {figures.get('grpo_seconds', '-')} s",
-        f"{'stage':<6} {'legal-move rate':>16} {'win':>6} {'draw':>6} {'loss':>6} {'reward':>7}",
+        f"{'stage':<6} {'legal-move rate':>16} {'well-formed':>12} {'win':>6} {'draw':>6} "
+        f"{'loss':>6} {'reward':>7}",
     ]
     for stage in ("init", "sft", "grpo"):
         e = figures.get(stage)
         if e:
             lines.append(
-                f"{stage:<6} {e['legal_move_rate']:>16.3f} {e['win_rate']:>6.2f} "
+                f"{stage:<6} {e['legal_move_rate']:>16.3f} {e['format_rate']:>12.3f} "
+                f"{e['win_rate']:>6.2f} "
                 f"{e['draw_rate']:>6.2f} {e['loss_rate']:>6.2f} {e['mean_reward']:>7.3f}"
             )
     return "\n".join(lines)
