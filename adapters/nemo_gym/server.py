@@ -8,9 +8,11 @@ gives up never says so).
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import Mapping
-from typing import Any
+import weakref
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 from adapters.nemo_gym.limits import DEFAULT_MAX_BODY_BYTES, BodyLimitMiddleware
 from adapters.nemo_gym.rows import DONE_HEADER
@@ -34,6 +36,7 @@ try:
     from omegaconf import OmegaConf
     from pydantic import BaseModel, ConfigDict, Field
     from resources_servers.gymnasium import GymnasiumServer, extract_text
+    from starlette.concurrency import run_in_threadpool
 except ImportError as e:  # pragma: no cover - exercised only without the extra
     raise ImportError(
         "adapters.nemo_gym.server needs NeMo Gym (Python >= 3.12); install with: "
@@ -135,6 +138,19 @@ def _episode(store: dict[str, Any], session_id: str | None, ttl: float | None = 
     return entry[0]
 
 
+T = TypeVar("T")
+_LOCKS: weakref.WeakKeyDictionary[Episode, asyncio.Lock] = weakref.WeakKeyDictionary()
+
+
+async def _play(episode: Episode, work: Callable[..., T], *args: Any) -> T:
+    """Core's game work in a worker thread, one call per episode at a time: the
+    opponent's search takes seconds at a high task ``depth``, and in the event loop
+    it stalled every session of the server (OpenEnv runs sessions in threads too)."""
+    lock = _LOCKS.setdefault(episode, asyncio.Lock())
+    async with lock:
+        return await run_in_threadpool(work, *args)
+
+
 # rosetta: state: the server's session dict; the trajectory in the final `info` (or the `/verify` response)
 def _end_info(episode: Episode, info: dict[str, Any]) -> dict[str, Any]:
     return {**info, "trajectory": episode.to_dict()} if episode.done else info
@@ -148,7 +164,7 @@ class GameGymnasiumServer(GymnasiumServer):
     # rosetta: reset: gymnasium: `/reset` -> `reset(metadata, session_id)`
     async def reset(self, metadata: dict, session_id: str | None = None) -> tuple[str, dict]:
         episode = Episode(task_from_row(metadata, self.config.game))
-        observation = episode.reset()
+        observation = await _play(episode, episode.reset)
         cfg = self.config
         _open(self.session_state, session_id, episode, cfg.session_ttl_seconds, cfg.max_sessions)
         return observation, {"task": episode.task.to_dict(), "system_prompt": episode.system_prompt}
@@ -169,7 +185,7 @@ class GameGymnasiumServer(GymnasiumServer):
         self, action: NeMoGymResponse, metadata: dict, session_id: str | None = None
     ) -> tuple[str, float, bool, bool, dict]:
         episode = _episode(self.session_state, session_id, self.config.session_ttl_seconds)
-        result = episode.step(extract_text(action))
+        result = await _play(episode, episode.step, extract_text(action))
         # Finished sessions are closed by GymnasiumServer itself (terminated=True).
         return (
             result.observation,
@@ -221,7 +237,7 @@ class GameToolsServer(SimpleResourcesServer):
     # rosetta: reset: tools: `/seed_session` with the row's task
     async def seed_session(self, request: Request, body: SeedRequest) -> SeedResponse:  # type: ignore[override]
         episode = Episode(task_from_row(body.model_extra or {}, self.config.game))
-        observation = episode.reset()
+        observation = await _play(episode, episode.reset)
         cfg = self.config
         session_id = request.session[SESSION_ID_KEY]
         _open(self.sessions, session_id, episode, cfg.session_ttl_seconds, cfg.max_sessions)
@@ -234,7 +250,7 @@ class GameToolsServer(SimpleResourcesServer):
         ttl = self.config.session_ttl_seconds
         episode = _episode(self.sessions, request.session[SESSION_ID_KEY], ttl)
         try:
-            result = episode.step_move(body.move)
+            result = await _play(episode, episode.step_move, body.move)
         except EpisodeFinishedError as exc:
             return PlainTextResponse(str(exc), status_code=409, headers={DONE_HEADER: "1"})
         return PlainTextResponse(result.observation, headers={DONE_HEADER: str(int(result.done))})
@@ -246,7 +262,7 @@ class GameToolsServer(SimpleResourcesServer):
         episode = _episode(self.sessions, request.session[SESSION_ID_KEY], ttl)
         self.sessions.pop(str(request.session[SESSION_ID_KEY]), None)  # verified: released
         if not episode.done:
-            episode = _settle(episode, body.response)
+            episode = await _play(episode, _settle, episode, body.response)
         breakdown = episode.reward().to_dict()
         return VerifyResponse(
             **body.model_dump(),

@@ -420,3 +420,42 @@ def test_policy_server_bad_requests_get_4xx_then_it_serves() -> None:
         ok = _post(base, "/v1/chat/completions", {"messages": messages})
         assert ok.status_code == 200
         assert "<move>" in ok.json()["choices"][0]["message"]["content"]
+
+
+# --- a slow game does not stall the others ---------------------------------------------------
+
+DEEP = Task(game="othello", seed=3, depth=9, model_player=1, opening_plies=12)
+"""A task row asking for a deep search: the opponent's first move takes seconds."""
+
+
+@pytest.mark.parametrize("server", [OE, pytest.param(GYM, marks=NEMO_MARKS)])
+def test_a_deep_search_game_does_not_stall_other_sessions(
+    server: str, reliability_servers: dict[str, Any]
+) -> None:
+    """While one session's opponent searches (in a worker thread), another session
+    plays a whole game: it finishes first."""
+    import threading
+
+    url = _url(reliability_servers, server)
+    finished: list[str] = []
+
+    def deep() -> None:
+        if server == OE:
+            from adapters.openenv import GameEnvClient
+
+            with GameEnvClient(base_url=url, message_timeout_s=300).sync() as env:
+                env.reset(task=DEEP.to_dict())
+        else:
+            response = httpx.post(url + "/reset", json=make_row(DEEP), timeout=300)
+            assert response.status_code == 200
+        finished.append("deep")
+
+    thread = threading.Thread(target=deep)
+    thread.start()
+    try:
+        time.sleep(0.5)  # the deep reset is in the server's hands
+        _normal_episode_completes(server, url)
+        finished.append("normal")
+    finally:
+        thread.join(timeout=300)
+    assert finished == ["normal", "deep"]
