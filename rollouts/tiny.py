@@ -205,6 +205,15 @@ def save_tiny(
     return out
 
 
+def keep_marker(source: str, target: str | Path) -> None:
+    """Copy :data:`TINY_MARKER` from ``source`` to ``target`` when ``source`` is
+    a tiny model folder (so a model trained from it loads the same way)."""
+    marker = Path(source) / TINY_MARKER
+    if marker.exists():
+        Path(target).mkdir(parents=True, exist_ok=True)
+        (Path(target) / TINY_MARKER).write_text(marker.read_text())
+
+
 def load_tokenizer(name_or_path: str) -> Any:
     """The tokenizer of a model folder or hub id, left-padded (tiny models: see :data:`TINY_MARKER`)."""
     if (Path(name_or_path) / TINY_MARKER).exists():

@@ -243,5 +243,8 @@ def run(args: argparse.Namespace) -> int:
     s = settings_from(args)
     trainer = train_grpo(s)
     trainer.save_model(s.output_dir)
+    from rollouts.tiny import keep_marker
+
+    keep_marker(s.model, s.output_dir)
     print(f"saved the trained model to {s.output_dir}", flush=True)
     return 0

@@ -138,7 +138,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from transformers import AutoModelForCausalLM
 
-    from rollouts.tiny import load_tokenizer
+    from rollouts.tiny import keep_marker, load_tokenizer
 
     rows = [chat_row(r["messages"], game=r["game"]) for r in read_export(args.data)]
     tokenizer = load_tokenizer(args.model)
@@ -156,5 +156,6 @@ def run(args: argparse.Namespace) -> int:
     )
     model.save_pretrained(args.output_dir)
     tokenizer.save_pretrained(args.output_dir)
+    keep_marker(args.model, args.output_dir)
     print(f"saved the fine-tuned model to {args.output_dir}", flush=True)
     return 0
