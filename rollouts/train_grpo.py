@@ -15,7 +15,7 @@ dataset is not shuffled so that every batch spans the whole range.
 GPU defaults (:data:`GPU_DEFAULTS`): the source walkthrough found batches of
 at least 256 games per optimizer update necessary for stability, so 32 groups
 x 8 generations with per-device batch 32 and 8 accumulation steps; bf16. The
-other values (lr 1e-6, temperature 1.0, 4096 completion tokens) are starting
+other values (lr 1e-6, temperature 1.0, 8192 completion tokens) are starting
 points, not measured here (no GPU). Optional vLLM (``--vllm``, colocated; TRL
 generates with it in ``env_factory`` mode). On CPU (``--cpu``) everything
 also runs, slowly, with plain transformers generation.
@@ -35,11 +35,11 @@ GPU_DEFAULTS: dict[str, Any] = {
     "per_device_batch_size": 32,  # x 8 accumulation steps = 256 games per optimizer update
     "learning_rate": 1e-6,
     "temperature": 1.0,
-    "max_completion_length": 4096,
+    "max_completion_length": 8192,  # a whole Othello game (~10k characters without thinking)
     "bf16": True,
 }
 """Written-down GPU settings: 256 games per update (the source walkthrough found
-smaller batches unstable); lr, temperature and length are unmeasured starting points."""
+smaller batches unstable); lr and temperature are unmeasured starting points."""
 
 
 @dataclass
