@@ -42,14 +42,14 @@ def _tool_doc(examples: Iterable[str]) -> str:
     return f"{TOOL_DESCRIPTION}\n\nArgs:\n    move: {argument}\n"
 
 
-# rosetta: termination: the game ends in core; a model that stops early is settled: `settle()` plays empty replies
+# rosetta: termination: the game ends in core; a model that stops early is settled by core (`Episode.settle`)
 def settle(episode: Episode) -> Episode:
     """Finish an episode the model stopped playing (no further tool call, or
-    the completion budget ran out): every missing reply is an empty text
-    reply, judged by core like any other (a format failure, then a forfeit or
-    the turn cap). Returns the finished episode; a finished one is unchanged."""
-    while not episode.done:
-        episode.step("")
+    the completion budget ran out) with core's ``Episode.settle``: scored like
+    a turn cap (``task.turn_cap_result``), so stopping is never a way out of a
+    losing game. Returns the finished episode; a finished one is unchanged."""
+    if not episode.done:
+        episode.settle()
     return episode
 
 

@@ -103,10 +103,17 @@ def test_unfinished_game_is_settled_by_core() -> None:
     env.make_move("4")
     assert not env.episode.done
     total = env.get_reward()  # the model stopped calling the tool
-    assert env.episode.done and env.episode.result == "loss"
-    assert [e["reply"] for e in env.episode.events[1:]] == [""] * (len(env.episode.events) - 1)
+    # Core's Episode.settle: scored like a turn cap, a loss by default.
+    assert env.episode.done and env.episode.termination == "stopped"
+    assert env.episode.result == env.episode.task.turn_cap_result == "loss"
+    assert len(env.episode.events) == 1
     assert total == env.episode.reward().total == env.get_reward()
     assert settle(env.episode) is env.episode
+    reference = Episode(env.episode.task)
+    reference.reset()
+    reference.step_move("4")
+    reference.settle()
+    assert reference.to_dict() == env.episode.to_dict()
 
 
 def test_use_before_reset_raises() -> None:
