@@ -76,6 +76,24 @@ class Played:
 
 
 # rosetta: transport: in-process (the trainer's own model)
+def _generation_config(trainer: Any) -> Any:
+    """The trainer's sampling settings (TRL builds none when vLLM generates)."""
+    config = getattr(trainer, "generation_config", None)
+    if config is not None:
+        return config
+    from transformers import GenerationConfig
+
+    tokenizer = trainer.processing_class
+    return GenerationConfig(
+        do_sample=True,
+        temperature=trainer.temperature,
+        top_p=trainer.top_p,
+        top_k=trainer.top_k,
+        eos_token_id=list(trainer.eos_token_ids),
+        pad_token_id=tokenizer.pad_token_id,
+    )
+
+
 class TextRollout:
     """A ``rollout_func``: ``TextRollout(max_new_tokens=32)(prompts, trainer) -> dict``.
 
@@ -94,7 +112,7 @@ class TextRollout:
             trainer.accelerator.unwrap_model(trainer.model),
             trainer.processing_class,
             [task_of(p) for p in prompts],
-            trainer.generation_config,
+            _generation_config(trainer),
             list(trainer.eos_token_ids),
             trainer.max_completion_length,
         )

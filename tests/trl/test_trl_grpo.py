@@ -177,3 +177,24 @@ def test_gpu_defaults_give_256_games_per_update(tmp_path: Any) -> None:
     s.output_dir = str(tmp_path)
     args = grpo_config(s, progress=False)
     assert args.per_device_train_batch_size * args.gradient_accumulation_steps == 64 * 8
+
+
+def test_generation_config_without_one_from_trl() -> None:
+    """With vLLM, TRL builds no transformers generation config: the rollout
+    function builds one from the trainer's sampling settings."""
+    from types import SimpleNamespace
+
+    from adapters.trl.rollout import _generation_config
+
+    trainer = SimpleNamespace(
+        temperature=0.7,
+        top_p=0.9,
+        top_k=5,
+        eos_token_ids=[2],
+        processing_class=SimpleNamespace(pad_token_id=0),
+    )
+    config = _generation_config(trainer)
+    assert (config.do_sample, config.temperature, config.top_p, config.top_k) == (True, 0.7, 0.9, 5)
+    assert config.eos_token_id == [2] and config.pad_token_id == 0
+    trainer.generation_config = "trl's"
+    assert _generation_config(trainer) == "trl's"
