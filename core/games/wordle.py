@@ -392,6 +392,8 @@ class Wordle(Game[WordleState, str]):
                 f"{WORD_LENGTH} letters A-Z\n{self.render(state)}"
             )
         word = word.lower()
+        if self.is_terminal(state):
+            raise IllegalMoveError(f"the game is over; no guess is legal\n{self.render(state)}")
         if word not in _allowed_set():
             raise IllegalMoveError(
                 f"{word!r} is not in the word list; it does not count as a guess\n"

@@ -139,3 +139,19 @@ def test_look_alike_notations_are_not_moves(game_name: str, text: str) -> None:
     state = game.initial_state(random.Random(0))
     with pytest.raises(InvalidMoveError):
         game.parse_move(state, text)
+
+
+@pytest.mark.parametrize("game_name", GAMES)
+def test_no_move_parses_on_a_finished_game(game_name: str) -> None:
+    """``parse_move`` on a terminal position: a typed error for every token, never a
+    move (legal_moves is empty there). Found by the fuzzer: Wordle took 'crane'."""
+    from core.games import IllegalMoveError, InvalidMoveError
+
+    game = make_game(game_name)
+    rng = random.Random(5)
+    state = game.initial_state(rng)
+    while not game.is_terminal(state):
+        state = game.apply(state, rng.choice(list(game.legal_moves(state))))
+    for text in (*game.spec.move_examples, "crane", "1", "a1", "pass", "4"):
+        with pytest.raises((InvalidMoveError, IllegalMoveError)):
+            game.parse_move(state, text)
