@@ -7,7 +7,8 @@
 Every input (one reply, grammar in ``fuzz_inputs.py``) goes through
 ``parse_reply`` (strict, think-required, lenient), ``Game.parse_move`` and
 ``Game.play`` on the current position (the raw reply and, if it parses, its
-move text) and ``Episode.step`` of a live episode of each game in
+move text; one input in sixteen also every move-like token on a random reachable
+position, finished games included) and ``Episode.step`` of a live episode of each game in
 ``list_games()`` in turn (tasks vary budget, cap, side, opponent, opening).
 Anything but the typed errors escaping, or a broken invariant (see
 ``fuzz_inputs.EpisodeChecker``), is a finding: printed with the input, exit 1.
@@ -77,6 +78,10 @@ class Fuzzer:
             if parsed == "ok":
                 move = fz.parse_reply(reply).move
                 fig.count("Game.play(move)", fz.check_game(game, state, move))
+            if ch.integer(0, 15) == 0:  # any reachable position, finished games included:
+                anywhere = fz.random_state(ch, game, ch.integer(0, 2**16))  # every token
+                for text in fz.move_tokens(game, anywhere, fz.legal_texts(ch, game, anywhere)):
+                    fig.count("Game.play(any pos)", fz.check_game(game, anywhere, text))
             if ch.integer(0, 3) == 0:  # a quarter as tool calls: the move text alone
                 move_text = fz.parse_reply(reply).move if parsed == "ok" else reply
                 fig.count("Episode.step_move", checker.step(move_text, tool=True))

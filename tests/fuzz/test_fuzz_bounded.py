@@ -53,6 +53,8 @@ def test_games_refuse_with_typed_errors_and_keep_the_state(
     state = fz.random_state(ch, game, seed)
     reply = fz.hostile_reply(ch, game, state, huge=False)
     fz.check_game(game, state, reply)
+    for token in fz.move_tokens(game, state, fz.legal_texts(ch, game, state)):
+        fz.check_game(game, state, token)
     try:
         move = parse_reply(reply).move
     except FormatError:
