@@ -84,7 +84,12 @@ def adapter_violations(imports: list[tuple[int, str]], own: str | None) -> list[
         parts = name.split(".")
         if parts[0] == "rollouts":
             bad.append(f"line {line}: {name} (adapters never import rollouts)")
-        elif parts[0] == "adapters" and len(parts) > 1 and parts[1] != own:
+        elif (
+            parts[0] == "adapters"
+            and len(parts) > 1
+            and parts[1] != own
+            and not parts[1].startswith("_")
+        ):  # adapters/_*.py: shared stdlib helpers
             bad.append(f"line {line}: {name} (adapters never import another adapter)")
     return bad
 
@@ -157,6 +162,16 @@ def test_adapter_imports_no_other_adapter_nor_rollouts(path: Path) -> None:
     own = parts[0] if len(parts) > 1 else None
     bad = adapter_violations(_file_imports(path), own)
     assert not bad, f"{path.relative_to(ROOT)}: {bad}"
+
+
+SHARED_ADAPTER_HELPERS = sorted((ROOT / "adapters").glob("_*.py"))
+
+
+@pytest.mark.parametrize("path", SHARED_ADAPTER_HELPERS, ids=_ids(SHARED_ADAPTER_HELPERS))
+def test_shared_adapter_helpers_import_only_stdlib(path: Path) -> None:
+    """``adapters/_*.py`` may be imported by any adapter, so they hold no framework."""
+    bad = core_violations(_file_imports(path))
+    assert not bad, f"{path.relative_to(ROOT)} imports outside the standard library: {bad}"
 
 
 IMPORT_CORE = """

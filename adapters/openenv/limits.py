@@ -1,65 +1,24 @@
-"""Request limits for the OpenEnv server's plain-HTTP routes (pure ASGI, no framework).
+"""Request limits for the OpenEnv server.
 
-``BodyLimitMiddleware`` answers, before the app sees the request:
-
-* 413 for a body over ``max_body_bytes`` (declared or streamed);
-* 400 for a JSON body holding a lone UTF-16 surrogate (``"\\ud800"``): not valid
-  Unicode, so no reply could echo it as UTF-8 JSON (FastAPI's encoder raised, a 500).
-
-On the WebSocket it answers a message that is JSON but not an object, or a binary
-frame, with an error reply and keeps the session (OpenEnv's loop closed it with
+``BodyLimitMiddleware`` is the shared HTTP middleware (``adapters/_asgi.py``: 413
+over ``max_body_bytes``, 400 for a JSON body holding a lone UTF-16 surrogate)
+plus, on the WebSocket, an error reply for a message that is JSON but not an
+object, or a binary frame, keeping the session (OpenEnv's loop closed it with
 ``'list' object has no attribute 'get'``). Messages are capped by uvicorn's
 ``ws_max_size`` (``__main__`` sets it to the same limit): an oversize message
 closes the connection with code 1009.
-The NeMo Gym adapter carries its own copy (adapters never import each other).
 """
 
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
+
+from adapters._asgi import ASGIApp, Message, Receive, Scope, Send
+from adapters._asgi import BodyLimitMiddleware as _BodyLimit
 
 DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
 """Largest request body or WebSocket message: uvicorn's own WebSocket default, so a
 long reply still fits after JSON escaping (up to 6 bytes a character)."""
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
-
-_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
-
-
-def has_lone_surrogate(body: bytes) -> bool:
-    """Whether a JSON body decodes to text with an unpaired surrogate."""
-    if not _SURROGATE_ESCAPE.search(body):
-        return False
-    try:
-        json.dumps(json.loads(body), ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    except ValueError:  # not JSON at all: the app's own 4xx says so
-        return False
-    return False
-
-
-async def _refuse(send: Send, status: int, message: str) -> None:
-    body = json.dumps({"detail": message}).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
 
 
 def _objects_only(receive: Receive, send: Send) -> Receive:
@@ -87,51 +46,12 @@ def _objects_only(receive: Receive, send: Send) -> Receive:
     return checked
 
 
-class BodyLimitMiddleware:
+class BodyLimitMiddleware(_BodyLimit):
     """HTTP: 413 over ``max_body_bytes``, 400 for lone surrogates. WebSocket: an error
     reply for a non-object or binary message."""
 
     def __init__(self, app: ASGIApp, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> None:
-        self.app = app
-        self.max_body_bytes = max_body_bytes
+        super().__init__(app, max_body_bytes)
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "websocket":
-            await self.app(scope, _objects_only(receive, send), send)
-            return
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        limit = self.max_body_bytes
-        too_big = f"request body exceeds the limit of {limit} bytes"
-        declared = dict(scope.get("headers") or []).get(b"content-length", b"")
-        if declared.isdigit() and int(declared) > limit:
-            await _refuse(send, 413, too_big)
-            return
-        chunks: list[bytes] = []
-        size, more = 0, True
-        while more:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > limit:
-                await _refuse(send, 413, too_big)
-                return
-            chunks.append(chunk)
-            more = bool(message.get("more_body", False))
-        body = b"".join(chunks)
-        if has_lone_surrogate(body):
-            await _refuse(send, 400, "the JSON body holds a lone UTF-16 surrogate (not Unicode)")
-            return
-        sent = False
-
-        async def replay() -> Message:
-            nonlocal sent
-            if not sent:
-                sent = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await self.app(scope, replay, send)
+    async def websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.app(scope, _objects_only(receive, send), send)

@@ -30,6 +30,7 @@ ROUTES = {
 schema pages), OpenEnv's /ws and NeMo Gym's / (liveness)."""
 
 SERVER_MODULES = [
+    "adapters/_asgi.py",
     "adapters/openenv/env.py",
     "adapters/openenv/limits.py",
     "adapters/openenv/__main__.py",

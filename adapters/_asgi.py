@@ -1,0 +1,109 @@
+"""Request limits for the server adapters (pure ASGI, standard library only).
+
+Not an adapter: framework-free plumbing that the OpenEnv and NeMo Gym servers
+share (adapters never import each other; modules named ``adapters._*`` are
+shared helpers that import nothing but the standard library).
+
+``BodyLimitMiddleware`` answers, before the app sees the request:
+
+* 413 for a body over ``max_body_bytes`` (declared or streamed);
+* 400 for a JSON body holding a lone UTF-16 surrogate (``"\\ud800"``): not valid
+  Unicode, so no reply could echo it as UTF-8 JSON (FastAPI's encoder raised, a 500).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def has_lone_surrogate(body: bytes) -> bool:
+    """Whether a JSON body decodes to text with an unpaired surrogate."""
+    if not _SURROGATE_ESCAPE.search(body):
+        return False
+    try:
+        json.dumps(json.loads(body), ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    except ValueError:  # not JSON at all: the app's own 4xx says so
+        return False
+    return False
+
+
+async def refuse(send: Send, status: int, message: str) -> None:
+    body = json.dumps({"detail": message}).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+class BodyLimitMiddleware:
+    """413 over ``max_body_bytes``, 400 for lone surrogates, on HTTP requests; other
+    scopes go to ``websocket`` (WebSocket) or straight through."""
+
+    def __init__(self, app: ASGIApp, max_body_bytes: int) -> None:
+        self.app = app
+        self.max_body_bytes = max_body_bytes
+
+    async def websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """A WebSocket connection: passed through (a subclass may filter messages)."""
+        await self.app(scope, receive, send)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket":
+            await self.websocket(scope, receive, send)
+            return
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        limit = self.max_body_bytes
+        too_big = f"request body exceeds the limit of {limit} bytes"
+        declared = dict(scope.get("headers") or []).get(b"content-length", b"")
+        if declared.isdigit() and int(declared) > limit:
+            await refuse(send, 413, too_big)
+            return
+        chunks: list[bytes] = []
+        size, more = 0, True
+        while more:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > limit:
+                await refuse(send, 413, too_big)
+                return
+            chunks.append(chunk)
+            more = bool(message.get("more_body", False))
+        body = b"".join(chunks)
+        if has_lone_surrogate(body):
+            await refuse(send, 400, "the JSON body holds a lone UTF-16 surrogate (not Unicode)")
+            return
+        sent = False
+
+        async def replay() -> Message:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
