@@ -8,8 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["GameAction", "GameEnvClient", "GameEnvironment", "GameObservation", "GameState",
-           "create_game_app"]
+__all__ = [
+    "GameAction",
+    "GameEnvClient",
+    "GameEnvironment",
+    "GameObservation",
+    "GameState",
+    "create_game_app",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -10,26 +10,44 @@ from core import list_games
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m adapters.openenv", description=__doc__)
-    parser.add_argument("--game", default="tictactoe", choices=list_games(),
-                        help="the game reset() plays when it gets no task row")
+    parser.add_argument(
+        "--game",
+        default="tictactoe",
+        choices=list_games(),
+        help="the game reset() plays when it gets no task row",
+    )
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
-    parser.add_argument("--max-sessions", type=int, default=64,
-                        help="concurrent WebSocket sessions (one Episode each)")
-    parser.add_argument("--session-timeout", type=float, default=1800.0,
-                        help="idle seconds before a session is closed (0: never)")
-    parser.add_argument("--max-body-bytes", type=int, default=16 * 1024 * 1024,
-                        help="largest HTTP body (413 above) and WebSocket message (close 1009)")
+    parser.add_argument(
+        "--max-sessions",
+        type=int,
+        default=64,
+        help="concurrent WebSocket sessions (one Episode each)",
+    )
+    parser.add_argument(
+        "--session-timeout",
+        type=float,
+        default=1800.0,
+        help="idle seconds before a session is closed (0: never)",
+    )
+    parser.add_argument(
+        "--max-body-bytes",
+        type=int,
+        default=16 * 1024 * 1024,
+        help="largest HTTP body (413 above) and WebSocket message (close 1009)",
+    )
     args = parser.parse_args(argv)
 
     import uvicorn
 
     from adapters.openenv.env import create_game_app
 
-    app = create_game_app(args.game, args.max_sessions, args.session_timeout or None,
-                          args.max_body_bytes)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning",
-                ws_max_size=args.max_body_bytes)
+    app = create_game_app(
+        args.game, args.max_sessions, args.session_timeout or None, args.max_body_bytes
+    )
+    uvicorn.run(
+        app, host=args.host, port=args.port, log_level="warning", ws_max_size=args.max_body_bytes
+    )
 
 
 if __name__ == "__main__":

@@ -137,9 +137,14 @@ class GameEnvironment(Environment[GameAction, GameObservation, GameState]):
             )
 
     # rosetta: reset: `reset(seed, episode_id, task=row)` -> `GameObservation`
-    def reset(self, seed: int | None = None, episode_id: str | None = None,
-              task: dict[str, Any] | None = None, tools: bool = False,
-              **fields: Any) -> GameObservation:
+    def reset(
+        self,
+        seed: int | None = None,
+        episode_id: str | None = None,
+        task: dict[str, Any] | None = None,
+        tools: bool = False,
+        **fields: Any,
+    ) -> GameObservation:
         """Start ``task`` (a ``Task.to_dict()`` row), or the default game with
         ``seed`` and any other task ``fields``. ``tools``: the model will move by
         ``make_move`` tool call (``GameAction(move=...)``); the reset observation then
@@ -149,8 +154,11 @@ class GameEnvironment(Environment[GameAction, GameObservation, GameState]):
             raise ResetArgumentsError(
                 f"pass a task row or task fields, not both (got {sorted(fields)})"
             )
-        row = dict(task) if task is not None else {
-            "game": self.default_game, **({} if seed is None else {"seed": seed}), **fields}
+        row = (
+            dict(task)
+            if task is not None
+            else {"game": self.default_game, **({} if seed is None else {"seed": seed}), **fields}
+        )
         self.episode = Episode(Task.from_dict(row))  # strict: an unknown field is an error
         self.episode_id = episode_id or uuid.uuid4().hex
         obs = self._observe(self.episode, self.episode.reset(), {})
@@ -160,35 +168,52 @@ class GameEnvironment(Environment[GameAction, GameObservation, GameState]):
         return obs
 
     # rosetta: step: `step(GameAction)` -> `GameObservation`
-    def step(self, action: GameAction, timeout_s: float | None = None,
-             **kwargs: Any) -> GameObservation:
+    def step(
+        self, action: GameAction, timeout_s: float | None = None, **kwargs: Any
+    ) -> GameObservation:
         self._check_open()
         if self.episode is None:
             raise EpisodeNotStartedError("call reset() before step()")
         reply, move = _unicode(action.reply), _unicode(action.move)
-        result = (self.episode.step(reply) if reply is not None
-                  else self.episode.step_move(str(move)))
+        result = (
+            self.episode.step(reply) if reply is not None else self.episode.step_move(str(move))
+        )
         return self._observe(self.episode, result.observation, result.info, result.reward)
 
     # rosetta: reward: `obs.reward` (the total, on the final observation) and `obs.reward_breakdown`
     # rosetta: termination: `obs.done`
     # rosetta: truncation: no flag: `done` with `info["termination"] == "turn_cap"`
     @staticmethod
-    def _observe(ep: Episode, text: str, info: dict[str, Any], reward: float = 0.0,
-                 ) -> GameObservation:
-        legal = (None if ep.done or not ep.game.spec.list_legal_moves
-                 else list(ep.game.legal_moves_text(ep.state)))
-        return GameObservation(text=text, legal_moves=legal, info=info, done=ep.done,
-                               reward=reward,
-                               reward_breakdown=ep.reward().to_dict() if ep.done else None)
+    def _observe(
+        ep: Episode,
+        text: str,
+        info: dict[str, Any],
+        reward: float = 0.0,
+    ) -> GameObservation:
+        legal = (
+            None
+            if ep.done or not ep.game.spec.list_legal_moves
+            else list(ep.game.legal_moves_text(ep.state))
+        )
+        return GameObservation(
+            text=text,
+            legal_moves=legal,
+            info=info,
+            done=ep.done,
+            reward=reward,
+            reward_breakdown=ep.reward().to_dict() if ep.done else None,
+        )
 
     # rosetta: state: the `state` property: `GameState(task, trajectory)`
     @property
     def state(self) -> GameState:
         ep = self.episode
-        return GameState(episode_id=self.episode_id, step_count=0 if ep is None else len(ep.events),
-                         task=None if ep is None else ep.task.to_dict(),
-                         trajectory=None if ep is None else ep.to_dict())
+        return GameState(
+            episode_id=self.episode_id,
+            step_count=0 if ep is None else len(ep.events),
+            task=None if ep is None else ep.task.to_dict(),
+            trajectory=None if ep is None else ep.to_dict(),
+        )
 
 
 # rosetta: registration: none: `create_app(factory, GameAction, GameObservation)`, served by `python -m adapters.openenv`
@@ -237,8 +262,11 @@ class GameEnvClient(EnvClient[GameAction, GameObservation, GameState]):
         return action.model_dump(exclude_none=True)
 
     def _parse_result(self, payload: dict[str, Any]) -> StepResult[GameObservation]:
-        obs = GameObservation(**payload.get("observation", {}), done=payload.get("done", False),
-                              reward=payload.get("reward"))
+        obs = GameObservation(
+            **payload.get("observation", {}),
+            done=payload.get("done", False),
+            reward=payload.get("reward"),
+        )
         return StepResult(observation=obs, reward=obs.reward, done=obs.done)
 
     def _parse_state(self, payload: dict[str, Any]) -> GameState:

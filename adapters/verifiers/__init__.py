@@ -11,5 +11,13 @@ from adapters.verifiers.taskset import (
     GameTasksetConfig,
 )
 
-__all__ = ["TASKSET_ID", "ChatHarness", "GameData", "GameEnv", "GameEnvConfig", "GameTask",
-           "GameTaskset", "GameTasksetConfig"]
+__all__ = [
+    "TASKSET_ID",
+    "ChatHarness",
+    "GameData",
+    "GameEnv",
+    "GameEnvConfig",
+    "GameTask",
+    "GameTaskset",
+    "GameTasksetConfig",
+]

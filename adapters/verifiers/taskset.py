@@ -64,11 +64,19 @@ for _name, _weight in DEFAULT_WEIGHTS.items():
 class GameTaskset(vf.Taskset[GameTask, GameTasksetConfig]):
     def load(self) -> Iterator[GameTask]:
         c = self.config
-        tasks = ([Task.from_dict(r) for r in c.rows] if c.rows is not None
-                 else make_tasks(c.n, seed=c.seed, game=c.game))
+        tasks = (
+            [Task.from_dict(r) for r in c.rows]
+            if c.rows is not None
+            else make_tasks(c.n, seed=c.seed, game=c.game)
+        )
         for task in tasks:
-            data = GameData(id=task.task_id, name=task.task_id, prompt=None,
-                            system_prompt=Episode(task).system_prompt, row=task.to_dict())
+            data = GameData(
+                id=task.task_id,
+                name=task.task_id,
+                prompt=None,
+                system_prompt=Episode(task).system_prompt,
+                row=task.to_dict(),
+            )
             yield GameTask(data, c.task)
 
 
@@ -130,9 +138,17 @@ class ChatHarness(vf.Harness[vf.HarnessConfig]):
     EXECUTES_CODE = False
     NEEDS_CONTAINER = False
 
-    async def launch(self, ctx: vf.ModelContext, trace: vf.Trace, runtime: vf.Runtime,
-                     endpoint: str, secret: str, mcp_urls: dict[str, str],
-                     data: vf.TaskData, **_: Any) -> vf.ProgramResult:
+    async def launch(
+        self,
+        ctx: vf.ModelContext,
+        trace: vf.Trace,
+        runtime: vf.Runtime,
+        endpoint: str,
+        secret: str,
+        mcp_urls: dict[str, str],
+        data: vf.TaskData,
+        **_: Any,
+    ) -> vf.ProgramResult:
         system, prompt = self.resolve_prompt(data)
         messages = [{"role": "system", "content": system}] if system else []
         if isinstance(prompt, str):
@@ -150,5 +166,13 @@ class ChatHarness(vf.Harness[vf.HarnessConfig]):
 
 
 # rosetta: registration: `__all__` exports the Taskset, Env and Harness found from the taskset id
-__all__ = ["TASKSET_ID", "ChatHarness", "GameData", "GameEnv", "GameEnvConfig", "GameTask",
-           "GameTaskset", "GameTasksetConfig"]
+__all__ = [
+    "TASKSET_ID",
+    "ChatHarness",
+    "GameData",
+    "GameEnv",
+    "GameEnvConfig",
+    "GameTask",
+    "GameTaskset",
+    "GameTasksetConfig",
+]

@@ -48,11 +48,23 @@ class OpenEnvDriver(Driver):
         # The client side imports openenv too (5-10 s): overlap it with the server's start.
         loader = threading.Thread(target=importlib.import_module, args=("adapters.openenv.env",))
         loader.start()
-        argv = [sys.executable, "-m", "adapters.openenv", "--host", "127.0.0.1",
-                "--port", "{port}", "--max-sessions", str(max(1, concurrency))]
-        with start_server(argv, "/health") as server, super().session(
-            base_url=base_url, model=model, api_key=api_key, concurrency=concurrency
-        ) as ctx:
+        argv = [
+            sys.executable,
+            "-m",
+            "adapters.openenv",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "{port}",
+            "--max-sessions",
+            str(max(1, concurrency)),
+        ]
+        with (
+            start_server(argv, "/health") as server,
+            super().session(
+                base_url=base_url, model=model, api_key=api_key, concurrency=concurrency
+            ) as ctx,
+        ):
             loader.join()
             ctx.extra["env_url"] = server.base_url
             yield ctx
@@ -87,8 +99,15 @@ class OpenEnvDriver(Driver):
             state = env.state()
         if state.trajectory is None or result.observation.reward_breakdown is None:
             raise DriverError(f"{task.task_id}: the OpenEnv session ended without a trajectory")
-        return make_record(self.name, task, state.trajectory,
-                           result.observation.reward_breakdown, clock, steps, tokens)
+        return make_record(
+            self.name,
+            task,
+            state.trajectory,
+            result.observation.reward_breakdown,
+            clock,
+            steps,
+            tokens,
+        )
 
     def available(self) -> tuple[bool, str]:
         import importlib.util

@@ -53,8 +53,15 @@ class VerifiersDriver(Driver):
             self._run(task_list, base_url, model, api_key, max(1, concurrency), progress)
         )
 
-    async def _run(self, tasks: list[Task], base_url: str, model: str, api_key: str | None,
-                   concurrency: int, progress: bool) -> list[RolloutRecord]:
+    async def _run(
+        self,
+        tasks: list[Task],
+        base_url: str,
+        model: str,
+        api_key: str | None,
+        concurrency: int,
+        progress: bool,
+    ) -> list[RolloutRecord]:
         try:
             import verifiers.v1 as vf
             from verifiers.v1.env import RunSlot
@@ -106,8 +113,15 @@ class VerifiersDriver(Driver):
                 + ("; ".join(errors) or "no trajectory in trace.info")
             )
         clock.add_model_seconds(sum(call.time.duration for call in trace.calls))
-        return make_record(self.name, task, info["episode"], info["reward"], clock,
-                           trace.num_turns, trace.num_output_tokens)
+        return make_record(
+            self.name,
+            task,
+            info["episode"],
+            info["reward"],
+            clock,
+            trace.num_turns,
+            trace.num_output_tokens,
+        )
 
     def available(self) -> tuple[bool, str]:
         import importlib.util

@@ -87,18 +87,23 @@ def test_replies_and_moves_take_core_s_path_and_the_state_is_the_trajectory() ->
     assert obs.legal_moves == [str(c) for c in range(9)]
     actions: list[str | dict[str, str]] = []
     player = ScriptedPlayer("minimax:2", seed=0)
-    messages = [{"role": "system", "content": obs.system_prompt},
-                {"role": "user", "content": obs.text}]
+    messages = [
+        {"role": "system", "content": obs.system_prompt},
+        {"role": "user", "content": obs.text},
+    ]
     bad = iter(["I pass.", {"move": "9"}])  # a format error, then an illegal structured move
     while not obs.done:
         action: str | dict[str, str] = next(bad, None) or player.reply(messages)
         actions.append(action)
-        obs = env.step(GameAction(**action) if isinstance(action, dict)
-                       else GameAction(reply=action))
+        obs = env.step(
+            GameAction(**action) if isinstance(action, dict) else GameAction(reply=action)
+        )
         assert isinstance(obs, GameObservation)
         if not isinstance(action, dict):
-            messages += [{"role": "assistant", "content": action},
-                         {"role": "user", "content": obs.text}]
+            messages += [
+                {"role": "assistant", "content": action},
+                {"role": "user", "content": obs.text},
+            ]
     replay = Episode.replay(row, actions)
     assert env.state.trajectory == replay.to_dict()
     assert env.state.step_count == len(actions)
@@ -126,8 +131,12 @@ def test_the_app_allows_concurrent_sessions() -> None:
 
 def _documented(prefix: str, lang: str = "bash") -> str:
     blocks = re.findall(rf"```{lang}\n(.*?)```", DOC, flags=re.S)
-    found = [b if lang == "python" else line for b in blocks for line in
-             ([b] if lang == "python" else b.splitlines()) if line.startswith(prefix)]
+    found = [
+        b if lang == "python" else line
+        for b in blocks
+        for line in ([b] if lang == "python" else b.splitlines())
+        if line.startswith(prefix)
+    ]
     assert len(found) == 1, found
     return found[0]
 
@@ -158,8 +167,13 @@ def test_concurrent_sessions_play_independent_games(server_url: str) -> None:
         clients = [GameEnvClient(base_url=server_url) for _ in tasks]
         try:
             results = [await c.reset(task=t.to_dict()) for c, t in zip(clients, tasks, strict=True)]
-            convs = [[{"role": "system", "content": r.observation.system_prompt},
-                      {"role": "user", "content": r.observation.text}] for r in results]
+            convs = [
+                [
+                    {"role": "system", "content": r.observation.system_prompt},
+                    {"role": "user", "content": r.observation.text},
+                ]
+                for r in results
+            ]
             players = [ScriptedPlayer("noisy:0.3/minimax:1", seed=i) for i in range(len(tasks))]
             replies: list[list[str]] = [[] for _ in tasks]
             while not all(r.done for r in results):
@@ -167,11 +181,14 @@ def test_concurrent_sessions_play_independent_games(server_url: str) -> None:
                 for i in live:
                     replies[i].append(players[i].reply(convs[i]))
                 stepped = await asyncio.gather(
-                    *(clients[i].step(GameAction(reply=replies[i][-1])) for i in live))
+                    *(clients[i].step(GameAction(reply=replies[i][-1])) for i in live)
+                )
                 for i, r in zip(live, stepped, strict=True):
                     results[i] = r
-                    convs[i] += [{"role": "assistant", "content": replies[i][-1]},
-                                 {"role": "user", "content": r.observation.text}]
+                    convs[i] += [
+                        {"role": "assistant", "content": replies[i][-1]},
+                        {"role": "user", "content": r.observation.text},
+                    ]
             states = [await c.state() for c in clients]
             return list(zip(replies, results, states, strict=True))
         finally:

@@ -94,11 +94,10 @@ async def _run_env(rows: list[dict[str, Any]], base_url: str) -> list[Any]:
     """What ``vf-eval`` does in process; the episodes, to inspect their traces."""
     from verifiers.v1.env import RunSlot
 
-    env = vf.load_environment(
-        vf.resolve_env_config({"taskset": {"id": TASKSET_ID, "rows": rows}})
+    env = vf.load_environment(vf.resolve_env_config({"taskset": {"id": TASKSET_ID, "rows": rows}}))
+    ctx = vf.ModelContext(
+        model="scripted", client=vf.EvalClientConfig(base_url=base_url, api_key_var="NO_KEY")
     )
-    ctx = vf.ModelContext(model="scripted",
-                          client=vf.EvalClientConfig(base_url=base_url, api_key_var="NO_KEY"))
     async with env.serving():
         return list(await asyncio.gather(*(env.run_slot(RunSlot(t), ctx) for t in env.taskset)))
 
@@ -149,8 +148,12 @@ def _documented_vf_eval() -> list[str]:
     """The ``vf-eval`` command of docs/verifiers.md's ```bash block, as argv."""
     text = (ROOT / "docs" / "verifiers.md").read_text(encoding="utf-8")
     blocks = re.findall(r"```bash\n(.*?)```", text, flags=re.S)
-    commands = [line for b in blocks for line in b.replace("\\\n", " ").splitlines()
-                if line.startswith("vf-eval ")]
+    commands = [
+        line
+        for b in blocks
+        for line in b.replace("\\\n", " ").splitlines()
+        if line.startswith("vf-eval ")
+    ]
     assert len(commands) == 1, commands
     return shlex.split(commands[0])
 
@@ -165,8 +168,9 @@ def test_the_documented_vf_eval_command_runs_offline(tmp_path: Path) -> None:
         argv[argv.index("--client.base-url") + 1] = url
         argv[argv.index("--output-dir") + 1] = str(tmp_path)
         argv[0] = str(Path(sys.executable).with_name("vf-eval"))
-        done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=300,
-                              check=False)
+        done = subprocess.run(
+            argv, cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False
+        )
     assert done.returncode == 0, done.stderr[-3000:]
     (traces_file,) = tmp_path.glob("*/traces.jsonl")
     episodes = [json.loads(line) for line in traces_file.read_text().splitlines()]
@@ -188,5 +192,6 @@ def test_the_driver_raises_when_the_rollout_fails() -> None:
     from rollouts.drivers import DriverError, get_driver
 
     with pytest.raises(DriverError, match="rollout failed"):
-        get_driver("verifiers").run([Task(game="tictactoe", seed=1)],
-                                    base_url="http://127.0.0.1:9/v1", model="scripted")
+        get_driver("verifiers").run(
+            [Task(game="tictactoe", seed=1)], base_url="http://127.0.0.1:9/v1", model="scripted"
+        )
