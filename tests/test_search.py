@@ -3,7 +3,6 @@ exact root ties, the speed preference for wins and losses, and its errors."""
 
 from __future__ import annotations
 
-import importlib.util
 import random
 from dataclasses import dataclass
 from typing import Any
@@ -66,10 +65,6 @@ def _random_positions(game: Game[Any, Any], count: int, max_plies: int, seed: in
     return positions
 
 
-def _landed(module: str) -> bool:
-    return importlib.util.find_spec(module) is not None
-
-
 # game, positions, plies of random play before them, depths checked
 CASES = [
     pytest.param("tictactoe", 40, 6, (1, 2, 3, 4, 9), id="tictactoe"),
@@ -79,9 +74,6 @@ CASES = [
         20,
         (1, 2, 3, 4),
         id="connect_four",
-        marks=pytest.mark.skipif(
-            not _landed("core.games.connect_four"), reason="connect_four not landed"
-        ),
     ),
     pytest.param(
         "othello",
@@ -89,7 +81,6 @@ CASES = [
         60,  # up to the endgame, where passes and exact scores come in
         (1, 2, 3),
         id="othello",
-        marks=pytest.mark.skipif(not _landed("core.games.othello"), reason="othello not landed"),
     ),
 ]
 
@@ -271,7 +262,6 @@ def test_needs_two_players() -> None:
         search(game, game.initial_state(), 2)
 
 
-@pytest.mark.skipif(not _landed("core.games.othello"), reason="othello not landed")
 def test_othello_passes() -> None:
     """Positions a few plies before a pass: the search treats the pass as a move."""
     game = make_game("othello")
