@@ -109,7 +109,7 @@ format: setup-venv ## ruff format + safe fixes on FILES (default: everything).
 	$(VENV)/bin/ruff format $(FILES)
 	$(VENV)/bin/ruff check --fix $(FILES)
 
-demo: setup ## Play a short demo: every game, scripted model, printed to the terminal.
+demo: setup ## Tic-Tac-Toe and Othello through every framework, scripted model: table, verdict, HTML report.
 	$(VENV)/bin/gamebridge demo
 
 # The targets below run scripts that other parts of the project provide.
