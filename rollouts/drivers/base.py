@@ -18,6 +18,7 @@ framework time (``env_seconds`` = wall - model calls).
 
 from __future__ import annotations
 
+import importlib
 import time
 from abc import ABC
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -213,6 +214,10 @@ class Driver(ABC):  # noqa: B024 (abstract by contract: override run or run_task
     :meth:`run_task` (+ :meth:`session` if needed) or :meth:`run`."""
 
     name: ClassVar[str] = ""
+    registers: ClassVar[str | None] = None
+    """An adapter module whose ``register()`` must run before the framework's
+    ``make`` finds its env (GEM, SkyRL Gym): imported by :meth:`available`,
+    registered once per :meth:`session`."""
 
     def run(
         self,
@@ -244,6 +249,8 @@ class Driver(ABC):  # noqa: B024 (abstract by contract: override run or run_task
         """Set-up shared by all tasks of one :meth:`run` (default: a client)."""
         from rollouts.llm import ChatClient
 
+        if self.registers is not None:
+            importlib.import_module(self.registers).register()
         client = ChatClient(base_url, model, api_key)
         try:
             yield RunContext(base_url=base_url, model=model, api_key=api_key, client=client)
@@ -255,5 +262,11 @@ class Driver(ABC):  # noqa: B024 (abstract by contract: override run or run_task
         raise NotImplementedError(f"{type(self).__name__} implements neither run nor run_task")
 
     def available(self) -> tuple[bool, str]:
-        """Whether the framework is importable here, and why not."""
+        """Whether the framework is importable here, and why not (default: the
+        ``registers`` adapter imports, which imports its framework)."""
+        if self.registers is not None:
+            try:
+                importlib.import_module(self.registers)
+            except ImportError as e:
+                return False, str(e)
         return True, ""

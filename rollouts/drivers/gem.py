@@ -8,8 +8,6 @@ message per observation). The trajectory comes back in the final ``info``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from rollouts.drivers.base import (
@@ -29,25 +27,7 @@ class GemDriver(Driver):
     """Plays each task in a fresh GEM env."""
 
     name = "gem"
-
-    def available(self) -> tuple[bool, str]:
-        try:
-            import adapters.gem  # noqa: F401
-        except ImportError as e:
-            return False, str(e)
-        return True, ""
-
-    @contextmanager
-    def session(
-        self, *, base_url: str, model: str, api_key: str | None, concurrency: int = 1
-    ) -> Iterator[RunContext]:
-        from adapters.gem import register
-
-        register()
-        with super().session(
-            base_url=base_url, model=model, api_key=api_key, concurrency=concurrency
-        ) as ctx:
-            yield ctx
+    registers = "adapters.gem"
 
     def run_task(self, task: Task, ctx: RunContext) -> RolloutRecord:
         import gem

@@ -7,8 +7,6 @@ The trajectory comes back in the final step's ``metadata``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from rollouts.drivers.base import (
@@ -28,25 +26,7 @@ class SkyRLGymDriver(Driver):
     """Plays each task in a fresh SkyRL Gym env."""
 
     name = "skyrl_gym"
-
-    def available(self) -> tuple[bool, str]:
-        try:
-            import adapters.skyrl_gym  # noqa: F401
-        except ImportError as e:
-            return False, str(e)
-        return True, ""
-
-    @contextmanager
-    def session(
-        self, *, base_url: str, model: str, api_key: str | None, concurrency: int = 1
-    ) -> Iterator[RunContext]:
-        from adapters.skyrl_gym import register
-
-        register()
-        with super().session(
-            base_url=base_url, model=model, api_key=api_key, concurrency=concurrency
-        ) as ctx:
-            yield ctx
+    registers = "adapters.skyrl_gym"
 
     def run_task(self, task: Task, ctx: RunContext) -> RolloutRecord:
         import skyrl_gym
