@@ -114,7 +114,7 @@ demo: setup ## Tic-Tac-Toe and Othello through every framework, scripted model: 
 
 # The targets below run scripts that other parts of the project provide.
 bench: setup ## Benchmarks vs OpenSpiel and the bare Episode (minutes); rewrites docs/performance.md.
-	$(PY) -m benchmarks.run $(BENCH_ARGS)
+	$(PY) -m bench.run $(BENCH_ARGS)
 
 fuzz: setup-venv ## Run the fuzzers (tests/fuzz/run.py).
 	@test -f tests/fuzz/run.py || { echo "fuzz: tests/fuzz/run.py does not exist yet" >&2; exit 1; }

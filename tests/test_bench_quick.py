@@ -1,4 +1,4 @@
-"""`python -m benchmarks.run --quick` runs end to end and produces well-formed rows.
+"""`python -m bench.run --quick` runs end to end and produces well-formed rows.
 
 Only the shape is checked (which rows, units, targets, the doc section): the
 figures of a quick run on a shared machine mean nothing, and speed is never
@@ -47,7 +47,7 @@ def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, str]:
     )
     out = tmp / "rows.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "benchmarks.run", "--quick", "--doc", str(doc), "--json", str(out)],
+        [sys.executable, "-m", "bench.run", "--quick", "--doc", str(doc), "--json", str(out)],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -93,7 +93,7 @@ def test_doc_section_is_rewritten_between_the_markers(quick_run: tuple[dict, str
     assert doc.count("<!-- bench:begin") == 1 and doc.count("<!-- bench:end -->") == 1
     section = doc.split("<!-- bench:begin", 1)[1].split("<!-- bench:end -->", 1)[0]
     assert "<!-- docs-test: skip" in section  # the command block is skipped by tests/docs
-    assert ".venv/bin/python -m benchmarks.run --quick" in section
+    assert ".venv/bin/python -m bench.run --quick" in section
     assert "| open-spiel (pyspiel) | " in section and "| CPU | " in section
     table = [line for line in section.splitlines() if line.startswith("| ") and " | " in line]
     for row in data["rows"]:

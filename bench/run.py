@@ -1,4 +1,4 @@
-"""``make bench`` (``python -m benchmarks.run``): gamebridge against OpenSpiel and
+"""``make bench`` (``python -m bench.run``): gamebridge against OpenSpiel and
 the adapters against the bare Episode, in one run; prints the table and
 rewrites the generated section of docs/performance.md.
 
@@ -16,8 +16,8 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from benchmarks import engine, steps
-from benchmarks.report import (
+from bench import engine, steps
+from bench.report import (
     COMMAND,
     DOC,
     Row,
@@ -117,7 +117,7 @@ def run(sizes: Sizes, *, http: bool, log: bool = True) -> tuple[list[Row], list[
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="tiny sizes, seconds; no HTTP")
     parser.add_argument("--no-http", action="store_true", help="skip the HTTP adapters")
     parser.add_argument("--runs", type=int, help="runs per benchmark (default 7, quick 2)")
@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     if doc is not None:
         flags = ["--quick"] * args.quick + ["--no-http"] * args.no_http
         flags += [f"--runs {args.runs}"] * (args.runs is not None)
-        command = " ".join([".venv/bin/python -m benchmarks.run", *flags]) if flags else COMMAND
+        command = " ".join([".venv/bin/python -m bench.run", *flags]) if flags else COMMAND
         write_doc(doc, section_text(rows, info, notes, command, started))
         print(f"wrote {doc}", file=sys.stderr)
     if args.json is not None:

@@ -20,8 +20,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from benchmarks.engine import clear_memos
-from benchmarks.report import ROOT, MismatchError, Row, Target
+from bench.engine import clear_memos
+from bench.report import ROOT, MismatchError, Row, Target
 from core.episode import Episode
 from core.parsing import format_reply
 from core.players import ScriptedPlayer

@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from benchmarks.report import MismatchError, Row, Target, rate
+from bench.report import MismatchError, Row, Target, rate
 from core import make_game
 from core.perft import perft
 from core.search import search
