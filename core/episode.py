@@ -54,6 +54,16 @@ class StepResult:
     info: dict[str, Any] = field(default_factory=dict)
 
 
+_JSON_SCALARS = (str, int, float, bool, type(None))
+
+
+def _recordable(value: Any) -> Any:
+    """A reply as the trajectory records it: JSON scalars as they are (so a
+    replay hands the episode the same value and gets the same rejection),
+    anything else (bytes, objects) as its ``repr``."""
+    return value if isinstance(value, _JSON_SCALARS) else repr(value)
+
+
 class Episode:
     """One game of ``task``, driven by the model's replies."""
 
@@ -116,7 +126,9 @@ class Episode:
         try:
             parsed = parse_reply(reply, think_required=self.task.think_required)
         except FormatError as exc:
-            return self._reject(reply, "format", str(exc), format_ok=False, kind="text")
+            return self._reject(
+                _recordable(reply), "format", str(exc), format_ok=False, kind="text"
+            )
         return self._apply(reply, parsed.move, format_ok=True, kind="text")
 
     def step_move(self, move: str) -> StepResult:
@@ -125,7 +137,7 @@ class Episode:
         self._check_open()
         if not isinstance(move, str):
             return self._reject(
-                repr(move),
+                _recordable(move),
                 "invalid_move",
                 f"a move must be text, not {type(move).__name__}",
                 format_ok=True,

@@ -206,3 +206,22 @@ def test_settle_scores_a_stopped_game_like_a_turn_cap(settled: str) -> None:
     with pytest.raises(EpisodeFinishedError):
         episode.settle()
     assert Episode.from_trajectory(episode.to_dict()).to_dict() == episode.to_dict()
+
+
+@pytest.mark.parametrize("bad", [None, 7, 2.5, True, b"<move>4</move>", ["4"]])
+def test_non_text_replies_are_rejected_recorded_and_replayed(bad: object) -> None:
+    """A framework handing over something that is not text (a tool argument that
+    parsed as a number, bytes, None) gets a recorded rejection; the trajectory
+    stays JSON and replays identically."""
+    for use_tool in (False, True):
+        episode = Episode(Task(game="tictactoe", seed=1))
+        episode.reset()
+        before = episode.state
+        result = episode.step_move(bad) if use_tool else episode.step(bad)  # type: ignore[arg-type]
+        assert not result.info["valid"] and not result.done and episode.state == before
+        assert result.info["error"] == ("invalid_move" if use_tool else "format")
+        episode.step_move("4") if use_tool else episode.step("<move>4</move>")
+        trajectory = json.loads(json.dumps(episode.to_dict()))
+        if isinstance(bad, (bytes, list)):
+            continue  # recorded as repr: JSON-safe, not replayable as the original object
+        assert Episode.from_trajectory(trajectory).to_dict() == trajectory
