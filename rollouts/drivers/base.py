@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 if TYPE_CHECKING:
     from core.tasks import Task
-    from rollouts.llm import ChatClient
+    from rollouts.llm import ChatClient, Completion
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -98,6 +98,8 @@ class StepClock:
         self._start = time.perf_counter()
         self._end: float | None = None
         self.model_seconds = 0.0
+        self.steps = 0
+        self.completion_tokens = 0
 
     @contextmanager
     def model(self) -> Iterator[None]:
@@ -107,6 +109,21 @@ class StepClock:
             yield
         finally:
             self.model_seconds += time.perf_counter() - t0
+
+    def ask(
+        self,
+        client: ChatClient,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+    ) -> Completion:
+        """One model turn: call the model (timed as model time), count the step
+        and its tokens, and append the reply to ``messages``."""
+        with self.model():
+            completion = client.complete(messages, tools=tools)
+        self.steps += 1
+        self.completion_tokens += completion.completion_tokens
+        messages.append(completion.assistant_message())
+        return completion
 
     def add_model_seconds(self, seconds: float) -> None:
         """Model time measured elsewhere (e.g. reported by a framework)."""

@@ -41,13 +41,8 @@ class CoreDriver(Driver):
             {"role": "user", "content": episode.reset()},
         ]
         tools = [episode.tool_schema] if self.use_tools else None
-        steps = tokens = 0
         while not episode.done:
-            with clock.model():
-                completion = ctx.client.complete(messages, tools=tools)
-            steps += 1
-            tokens += completion.completion_tokens
-            messages.append(completion.assistant_message())
+            completion = clock.ask(ctx.client, messages, tools=tools)
             call = next((c for c in completion.tool_calls if c.name == MAKE_MOVE), None)
             if call is not None:
                 result = episode.step_move(str(call.arguments.get("move", "")))
@@ -62,4 +57,12 @@ class CoreDriver(Driver):
         trajectory = episode.to_dict()
         # The trajectory must be JSON: fail here, not later in a JSONL writer.
         json.dumps(trajectory)
-        return make_record(self.name, task, trajectory, episode.reward(), clock, steps, tokens)
+        return make_record(
+            self.name,
+            task,
+            trajectory,
+            episode.reward(),
+            clock,
+            clock.steps,
+            clock.completion_tokens,
+        )

@@ -41,14 +41,9 @@ class GemDriver(Driver):
             {"role": "system", "content": info["system_prompt"]},
             {"role": "user", "content": observation},
         ]
-        steps = tokens = 0
         done = False
         while not done:
-            with clock.model():
-                completion = ctx.client.complete(messages)
-            steps += 1
-            tokens += completion.completion_tokens
-            messages.append({"role": "assistant", "content": completion.text})
+            completion = clock.ask(ctx.client, messages)
             observation, _, terminated, truncated, info = env.step(completion.text)
             done = bool(terminated or truncated)
             if not done:
@@ -56,4 +51,12 @@ class GemDriver(Driver):
         trajectory = info.get("trajectory")
         if trajectory is None:
             raise DriverError(f"gem: the final info of {task.task_id} has no trajectory")
-        return make_record(self.name, task, trajectory, trajectory["reward"], clock, steps, tokens)
+        return make_record(
+            self.name,
+            task,
+            trajectory,
+            trajectory["reward"],
+            clock,
+            clock.steps,
+            clock.completion_tokens,
+        )

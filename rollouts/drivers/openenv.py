@@ -73,7 +73,6 @@ class OpenEnvDriver(Driver):
         from adapters.openenv import GameAction, GameEnvClient
 
         clock = StepClock()
-        steps = tokens = 0
         with GameEnvClient(base_url=ctx.extra["env_url"]).sync() as env:
             result = env.reset(task=task.to_dict(), tools=self.use_tools)
             obs = result.observation
@@ -82,11 +81,7 @@ class OpenEnvDriver(Driver):
                 {"role": "user", "content": obs.text},
             ]
             while not result.done:
-                with clock.model():
-                    completion = ctx.client.complete(messages, tools=obs.tools)
-                steps += 1
-                tokens += completion.completion_tokens
-                messages.append(completion.assistant_message())
+                completion = clock.ask(ctx.client, messages, tools=obs.tools)
                 call = next((c for c in completion.tool_calls if c.name == TOOL_NAME), None)
                 if call is not None:
                     result = env.step(GameAction(move=str(call.arguments.get("move", ""))))
@@ -105,8 +100,8 @@ class OpenEnvDriver(Driver):
             state.trajectory,
             result.observation.reward_breakdown,
             clock,
-            steps,
-            tokens,
+            clock.steps,
+            clock.completion_tokens,
         )
 
     def available(self) -> tuple[bool, str]:

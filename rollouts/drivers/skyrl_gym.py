@@ -41,15 +41,10 @@ class SkyRLGymDriver(Driver):
         env = skyrl_gym.make(row["env_class"] or ENV_ID, env_config={}, extras=extras)
         chat, _ = env.init(row["prompt"])
         messages: list[dict[str, Any]] = list(chat)
-        steps = tokens = 0
         done = False
         metadata: dict[str, Any] = {}
         while not done:
-            with clock.model():
-                completion = ctx.client.complete(messages)
-            steps += 1
-            tokens += completion.completion_tokens
-            messages.append({"role": "assistant", "content": completion.text})
+            completion = clock.ask(ctx.client, messages)
             out = env.step(completion.text)
             done, metadata = out["done"], out["metadata"]
             messages.extend(out["observations"])
@@ -57,4 +52,12 @@ class SkyRLGymDriver(Driver):
         trajectory = metadata.get("trajectory")
         if trajectory is None:
             raise DriverError(f"skyrl_gym: the final metadata of {task.task_id} has no trajectory")
-        return make_record(self.name, task, trajectory, trajectory["reward"], clock, steps, tokens)
+        return make_record(
+            self.name,
+            task,
+            trajectory,
+            trajectory["reward"],
+            clock,
+            clock.steps,
+            clock.completion_tokens,
+        )

@@ -54,13 +54,8 @@ class TRLDriver(Driver):
         ]
         tools = [tool_schema(episode.game)]
         tool_methods = {MAKE_MOVE: env.make_move}
-        steps = tokens = 0
         while not episode.done:
-            with clock.model():
-                completion = ctx.client.complete(messages, tools=tools)
-            steps += 1
-            tokens += completion.completion_tokens
-            messages.append(completion.assistant_message())
+            completion = clock.ask(ctx.client, messages, tools=tools)
             if not completion.tool_calls:
                 break  # TRL ends the rollout here; get_reward() settles the game
             for call in completion.tool_calls:
@@ -86,4 +81,6 @@ class TRLDriver(Driver):
         breakdown = env.episode.reward()
         if breakdown.total != reward:
             raise RuntimeError("get_reward() disagrees with the episode's breakdown")
-        return make_record(self.name, task, trajectory, breakdown, clock, steps, tokens)
+        return make_record(
+            self.name, task, trajectory, breakdown, clock, clock.steps, clock.completion_tokens
+        )
