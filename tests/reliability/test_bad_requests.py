@@ -424,8 +424,9 @@ def test_policy_server_bad_requests_get_4xx_then_it_serves() -> None:
 
 # --- a slow game does not stall the others ---------------------------------------------------
 
-DEEP = Task(game="othello", seed=3, depth=9, model_player=1, opening_plies=12)
-"""A task row asking for a deep search: the opponent's first move takes seconds."""
+DEEP = Task(game="othello", seed=3, depth=10, model_player=1, opening_plies=12)
+"""A task row asking for a deep search: the opponent's first move takes about 10 s
+of CPU (depth 9 took about 2.5 s, which a normal episode under CI load could exceed)."""
 
 
 @pytest.mark.parametrize("server", [OE, pytest.param(GYM, marks=NEMO_MARKS)])
