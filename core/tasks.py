@@ -216,9 +216,7 @@ def _game(name: object) -> Game[Any, Any]:
     try:
         return make_game(name)
     except KeyError:
-        raise TaskError(
-            f"game must be one of {list_games()}{families}, got {name!r}"
-        ) from None
+        raise TaskError(f"game must be one of {list_games()}{families}, got {name!r}") from None
     except (GameError, ImportError) as exc:
         raise TaskError(f"game {name!r}: {exc}") from None
 

@@ -241,7 +241,9 @@ class OpenSpielGame(Game[OpenSpielState, int]):
                     else f"Reach the best score, {self._max_u:g}, to win."
                 )
             ),
-            opponents=(("mcts", "random") if self._mcts_ok else ("random",)) if players == 2 else (),
+            opponents=(("mcts", "random") if self._mcts_ok else ("random",))
+            if players == 2
+            else (),
         )
 
     # --- pyspiel states -----------------------------------------------------
@@ -347,7 +349,9 @@ class OpenSpielGame(Game[OpenSpielState, int]):
         if len(matches) == 1:
             return matches[0]
         if len(matches) > 1:  # OpenSpiel wrote two legal actions alike
-            raise InvalidMoveError(f"{wanted!r} names {len(matches)} legal moves\n{self.render(state)}")
+            raise InvalidMoveError(
+                f"{wanted!r} names {len(matches)} legal moves\n{self.render(state)}"
+            )
         if wanted and self._was_legal(state.history, wanted):
             raise IllegalMoveError(f"{wanted!r} is not legal here\n{self.render(state)}")
         raise InvalidMoveError(

@@ -21,7 +21,7 @@ from core.tasks import Task, TaskError, make_tasks
 
 pytest.importorskip("pyspiel", reason="OpenSpiel is not installed (pip install -e '.[openspiel]')")
 
-from core.games.openspiel import (  # noqa: E402  # after the skip: needs pyspiel at call time
+from core.games.openspiel import (  # after the skip: needs pyspiel at call time
     OpenSpielState,
     left_out,
     openspiel_games,
@@ -107,7 +107,12 @@ def test_parameters_pass_through_and_bad_names_are_typed_errors() -> None:
     assert hex7.spec.board_shape == (7, 7) and hex7.spec.max_plies == 49
     go9 = make_game("openspiel:go(board_size=9)")
     assert go9.spec.board_shape == (9, 9) and len(go9.legal_moves(go9.initial_state())) == 82
-    for bad in ("openspiel:nope", "openspiel:backgammon", "openspiel:hex(board_size=x)", "openspiel:"):
+    for bad in (
+        "openspiel:nope",
+        "openspiel:backgammon",
+        "openspiel:hex(board_size=x)",
+        "openspiel:",
+    ):
         with pytest.raises(GameError):
             make_game(bad)
     twixt = make_game("openspiel:twixt")
@@ -116,7 +121,11 @@ def test_parameters_pass_through_and_bad_names_are_typed_errors() -> None:
 
 # --- the native games and their OpenSpiel twins ------------------------------------------
 
-TWINS = [("tictactoe", "openspiel:tic_tac_toe"), ("connect_four", "openspiel:connect_four"), ("othello", "openspiel:othello")]
+TWINS = [
+    ("tictactoe", "openspiel:tic_tac_toe"),
+    ("connect_four", "openspiel:connect_four"),
+    ("othello", "openspiel:othello"),
+]
 
 
 @pytest.mark.parametrize(("native_name", "twin_name"), TWINS, ids=[t[0] for t in TWINS])
@@ -153,7 +162,9 @@ def test_mcts_replies_depend_only_on_the_seed_and_the_position() -> None:
     state = game.apply(game.initial_state(), game.legal_moves(game.initial_state())[5])
     picks = {opponent.choose(game, state, opponent_rng(7, game.spec.name, state)) for _ in range(3)}
     assert len(picks) == 1
-    others = {opponent.choose(game, state, opponent_rng(s, game.spec.name, state)) for s in range(8)}
+    others = {
+        opponent.choose(game, state, opponent_rng(s, game.spec.name, state)) for s in range(8)
+    }
     assert len(others) > 1  # the seed matters: not always the same move
     assert picks <= set(game.legal_moves(state))
 
@@ -226,7 +237,11 @@ except TaskError as exc:
 
 def test_without_openspiel_the_error_names_the_extra() -> None:
     done = subprocess.run(
-        [sys.executable, "-c", WITHOUT_PYSPIEL], cwd=ROOT, capture_output=True, text=True, check=True
+        [sys.executable, "-c", WITHOUT_PYSPIEL],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     lines = done.stdout.splitlines()
     assert len(lines) == 2, done.stdout + done.stderr
