@@ -67,6 +67,22 @@ def family_of(name: str) -> str | None:
     return prefix if sep and prefix in _FAMILIES and name not in _BUILTIN else None
 
 
+def game_arg(text: str) -> str:
+    """``text`` if it names a game ``make_game`` can make, for command lines
+    (``argparse``'s ``type=``): otherwise ``argparse.ArgumentTypeError`` with
+    one line saying why (an unknown name, a refused parameter, a missing
+    engine and its install hint), so the command exits 2 with no traceback."""
+    import argparse
+
+    try:
+        make_game(text)
+    except KeyError as exc:
+        raise argparse.ArgumentTypeError(str(exc.args[0])) from None
+    except (GameError, ImportError) as exc:
+        raise argparse.ArgumentTypeError(str(exc).splitlines()[0]) from None
+    return text
+
+
 def make_game(name: str) -> Game[Any, Any]:
     """The (stateless, shared) rules object of game ``name``.
 
@@ -104,6 +120,7 @@ __all__ = [
     "Outcome",
     "Termination",
     "family_of",
+    "game_arg",
     "list_games",
     "make_game",
     "register_game",
