@@ -234,9 +234,10 @@ class OpenSpielGame(Game[OpenSpielState, int]):
             move_examples=examples or ("?",),
             rules=(
                 f"The rules of {game_type.long_name} as OpenSpiel implements them "
-                f"({game_type.short_name}); {first} moves first. "
+                f"({game_type.short_name}). "
                 + (
-                    "The player with the higher final score wins; equal scores draw."
+                    f"{first} moves first. The player with the higher final score wins; "
+                    "equal scores draw."
                     if players == 2
                     else f"Reach the best score, {self._max_u:g}, to win."
                 )
