@@ -25,7 +25,7 @@ from core import prompts
 from core.games import make_game
 from core.games.base import GameError, IllegalMoveError, InvalidMoveError, Outcome
 from core.opponents import Opponent, make_opponent, opponent_rng
-from core.parsing import FormatError, parse_reply
+from core.parsing import FormatError, format_reply, parse_reply
 from core.rewards import RESULT_VALUE, RewardBreakdown, Rubric
 from core.rng import derive_rng
 from core.tasks import Task
@@ -118,7 +118,20 @@ class Episode:
         self.initial_board = game.render(state)
         self.opponent_first = self._opponent_turns()
         self.observation = prompts.turn_observation(game, self.state, self.opponent_first)
+        self._sample_rng = derive_rng(task.seed, "sample_reply", task.game)
         return self.observation
+
+    def sample_reply(self, *, tools: bool = False) -> str:
+        """A well-formed reply playing a random legal move (GEM's
+        ``sample_random_action``, baselines, smoke tests): ``<move>..</move>``
+        (with an empty ``<think>`` when the task requires one), or with ``tools``
+        the bare move, a ``make_move`` argument. Nothing is played. The choices
+        come from the task seed: one sequence per reset, the same every run."""
+        self._check_open()
+        move = self._sample_rng.choice(self.game.legal_moves_text(self.state))
+        if tools:
+            return move
+        return format_reply(move, "" if self.task.think_required else None)
 
     def step(self, reply: str) -> StepResult:
         """Apply the model's text reply (``<move>...</move>``)."""

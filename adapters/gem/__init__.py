@@ -80,17 +80,35 @@ class GameEnv(_import_gem().Env):  # type: ignore[misc]  # gem has no type stubs
             self.task = dataclasses.replace(self.task, seed=seed)
         self.episode = Episode(self.task)
         observation = self.episode.reset()
-        return observation, {
-            "system_prompt": self.episode.system_prompt,
-            "task": self.task.to_dict(),
-        }
+        return observation, {**self._prefix(), "task": self.task.to_dict()}
+
+    def _prefix(self) -> dict[str, str]:
+        """The system prompt, as ``system_prompt`` and as GEM's ``prefix``: GEM's
+        observation wrappers (``concat``, ``concat_with_action``, ...) put ``info["prefix"]``
+        before the history they build, and read nothing else from ``info``."""
+        prompt = self.episode.system_prompt
+        return {"system_prompt": prompt, "prefix": prompt + "\n"}
+
+    def sample_random_action(self) -> str:
+        """A well-formed reply with a random legal move (seeded by the task, not the
+        global ``random``); call ``reset`` first."""
+        return self.episode.sample_reply()
+
+    def spawn(self, same_state: bool = False, **kwargs: Any) -> GameEnv:
+        """A new env for this task (``kwargs`` override task fields, e.g. ``seed``).
+        ``same_state``: it continues this game from where it is (core replays the
+        replies so far), unless ``kwargs`` change the task."""
+        child = GameEnv(task={**self.task.to_dict(), **kwargs})
+        if same_state and not kwargs and self.episode.initial_board is not None:
+            child.episode = Episode.from_trajectory(self.episode.to_dict())
+        return child
 
     # rosetta: step: `step(action) -> (obs, reward, terminated, truncated, info)`
     # rosetta: action: the reply text
     # rosetta: observation: a string
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         result = self.episode.step(action)
-        info = dict(result.info)
+        info = {**result.info, **self._prefix()}
         if result.done:
             # rosetta: state: `info["trajectory"]` on the last step
             info["trajectory"] = self.episode.to_dict()
