@@ -40,14 +40,18 @@ except ImportError as e:  # pragma: no cover - exercised only without the extra
 
 
 # rosetta: truncation: SkyRL's `max_turns` lowers the task's turn cap: core settles it (`turn_cap_result`)
-def task_from_extras(extras: Mapping[str, Any]) -> Task:
-    """The task in a row's ``task`` column (or the row's own task fields), capped
-    at SkyRL's ``max_turns`` when that is lower than the task's limit."""
+def task_from_extras(extras: Mapping[str, Any], env_config: Any = None) -> Task:
+    """The task in a row's ``task`` column (or the row's own task fields), its unset
+    fields taken from ``env_config`` (SkyRL's ``environment.skyrl_gym.gamebridge``),
+    capped at SkyRL's ``max_turns`` when that is lower than the task's limit."""
     raw = extras.get("task")
+    defaults = dict(env_config or {})
     task = (
-        Task.from_dict(raw)
+        Task.from_dict(raw, defaults=defaults)
         if isinstance(raw, Mapping)
-        else Task.from_dict({k: v for k, v in extras.items() if k != "max_turns"}, strict=False)
+        else Task.from_dict(
+            {k: v for k, v in extras.items() if k != "max_turns"}, strict=False, defaults=defaults
+        )
     )
     cap = extras.get("max_turns")
     if cap is not None and int(cap) < task.turn_limit():
@@ -61,9 +65,10 @@ class GameTextEnv(BaseTextEnv):  # type: ignore[misc]  # skyrl_gym ships no type
     """One game of the task in ``extras``; the model's text replies are the actions."""
 
     # rosetta: session: one env per trajectory: `__init__(env_config, extras)`, extras = the dataset row
+    # rosetta: config: `env_config` (YAML `environment.skyrl_gym.gamebridge.*`): defaults for the fields a row's task leaves unset
     def __init__(self, env_config: Any = None, extras: Mapping[str, Any] | None = None) -> None:
         super().__init__()
-        self.episode = Episode(task_from_extras(extras or {}))
+        self.episode = Episode(task_from_extras(extras or {}, env_config))
         self.max_turns = self.episode.task.turn_limit()
 
     # rosetta: reset: `init(prompt) -> (messages, info)`: system prompt + first observation
@@ -121,11 +126,16 @@ def register(env_id: str = ENV_ID) -> None:
         skyrl_gym.register(id=env_id, entry_point=GameTextEnv)
 
 
-def make_row(task: Task | Mapping[str, Any], env_id: str = ENV_ID) -> dict[str, Any]:
-    """A SkyRL dataset row for ``task`` (prompt = the conversation ``init`` returns)."""
-    episode = Episode(task)
+def make_row(
+    task: Task | Mapping[str, Any], env_id: str = ENV_ID, env_config: Any = None
+) -> dict[str, Any]:
+    """A SkyRL dataset row for ``task`` (prompt = the conversation ``init`` returns).
+    A ``Task`` is written whole; a dict only with the fields it sets, so the rest
+    come from ``env_config`` at training time (pass the same one here)."""
+    written = dict(task) if isinstance(task, Mapping) else task.to_dict()
+    episode = Episode(task_from_extras({"task": written}, env_config))
     prompt = [
         {"role": "system", "content": episode.system_prompt},
         {"role": "user", "content": episode.reset()},
     ]
-    return {"prompt": prompt, "env_class": env_id, "task": episode.task.to_dict()}
+    return {"prompt": prompt, "env_class": env_id, "task": written}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -88,3 +89,53 @@ def test_metrics_before_the_end_hold_no_reward() -> None:
     env.init([])
     env.step("<move>4</move>")
     assert env.get_metrics() == {"turns": 1}
+
+
+def _skyrl_env_config(path: str = "adapters/skyrl_gym/gamebridge.yaml") -> Any:
+    """``env_config`` as SkyRL's generator builds it from the YAML (OmegaConf, as
+    skyrl-train loads it): ``environment.skyrl_gym.get(env_class)``."""
+    from omegaconf import DictConfig, OmegaConf
+
+    cfg = OmegaConf.load(Path(__file__).resolve().parents[2] / path)
+    return cfg.environment.env_class, cfg.environment.skyrl_gym.get(
+        cfg.environment.env_class, DictConfig({})
+    )
+
+
+def test_env_config_from_skyrl_yaml_sets_the_task_defaults() -> None:
+    env_class, env_config = _skyrl_env_config()
+    register()
+    env = skyrl_gym.make(env_class, env_config=env_config, extras={"task": {"seed": 5}})
+    task = env.episode.task
+    assert task == Task(
+        game="connect_four",
+        seed=5,
+        depth=3,
+        random_move_prob=0.1,
+        max_invalid_moves=2,
+        turn_cap_result="draw",
+    )
+    messages, _ = env.init([])
+    assert "Connect Four" in messages[0]["content"]
+    # a row's own fields win over the config; flat rows get the defaults too
+    row = {"task": {"game": "tictactoe", "depth": 1}}
+    assert skyrl_gym.make(env_class, env_config=env_config, extras=row).episode.task.depth == 1
+    flat = skyrl_gym.make(env_class, env_config=env_config, extras={"seed": 2, "max_turns": 30})
+    assert flat.episode.task.game == "connect_four" and flat.episode.task.seed == 2
+
+
+def test_make_row_of_a_partial_task_leaves_the_rest_to_env_config() -> None:
+    _, env_config = _skyrl_env_config()
+    row = make_row({"seed": 8}, env_config=env_config)
+    assert row["task"] == {"seed": 8}
+    env = make({**{k: v for k, v in row.items() if k != "prompt"}})
+    assert env.episode.task.game == "tictactoe"  # no env_config: core's defaults
+    register()
+    env = skyrl_gym.make(ENV_ID, env_config=env_config, extras={"task": row["task"]})
+    assert env.init(row["prompt"])[0] == row["prompt"]  # the row's prompt is that game's
+
+
+def test_an_unknown_env_config_key_is_a_task_error() -> None:
+    register()
+    with pytest.raises(ValueError, match="unknown task fields \\['colour'\\] in the defaults"):
+        skyrl_gym.make(ENV_ID, env_config={"colour": "red"}, extras={"task": {}})
