@@ -51,6 +51,7 @@ def build_agent_app(
     }
     os.environ["NEMO_GYM_CONFIG_DICT"] = json.dumps(global_config)
     try:
+        from aiohttp import ClientResponseError
         from nemo_gym.config_types import BaseServerConfig
         from nemo_gym.server_utils import ServerClient
         from omegaconf import OmegaConf
@@ -69,7 +70,27 @@ def build_agent_app(
     )
     app = server.setup_webserver()
     server.setup_liveness(app)
+    app.add_exception_handler(ClientResponseError, _upstream_error)
     return app
+
+
+async def _upstream_error(request: Any, exc: Exception) -> Any:
+    """The agent's call to the resources or model server failed: answer with that
+    server's reason (its 4xx status and detail, a 502 for its 5xx), not the bare
+    500 "Internal Server Error" the unchanged agent gives."""
+    from fastapi.responses import JSONResponse
+
+    status = getattr(exc, "status", 0)
+    raw = getattr(exc, "response_content", b"") or b""
+    try:
+        detail: Any = json.loads(raw).get("detail", raw.decode("utf-8", "replace"))
+    except (ValueError, AttributeError):
+        detail = raw.decode("utf-8", "replace")[:2000]
+    url = getattr(getattr(exc, "request_info", None), "real_url", "")
+    return JSONResponse(
+        {"detail": detail, "upstream": str(url), "upstream_status": status},
+        status_code=status if 400 <= status < 500 else 502,
+    )
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 from adapters.nemo_gym.limits import DEFAULT_MAX_BODY_BYTES, BodyLimitMiddleware
 from adapters.nemo_gym.rows import DONE_HEADER
 from core.episode import Episode, EpisodeFinishedError
+from core.metrics import RATE_KEYS, outcome_rates
 from core.tasks import Task, TaskError
 
 try:
@@ -103,6 +104,27 @@ async def _aggregate(aggregate: Any, body: AggregateMetricsRequest) -> Aggregate
         ) from exc
 
 
+def _trajectory(rollout: Mapping[str, Any]) -> Any:
+    """A verify response's trajectory: top level (tools ``/verify``) or in the final
+    ``info`` (the gymnasium agent's ``/run`` answer)."""
+    trajectory = rollout.get("trajectory")
+    return (rollout.get("info") or {}).get("trajectory") if trajectory is None else trajectory
+
+
+class GameMetrics:
+    """NeMo Gym's metric hooks for both servers (``/aggregate_metrics``, which its
+    agents and ``ng_collect_rollouts`` call): core's outcome rates over the games."""
+
+    # rosetta: metrics: `compute_metrics(tasks)` / `get_key_metrics`: core's `outcome_rates` (win, draw, loss, invalid-move, format-error rates) in `/aggregate_metrics`
+    def compute_metrics(self, tasks: list[list[dict[str, Any]]]) -> dict[str, Any]:
+        trajectories = [t for rollouts in tasks for r in rollouts if (t := _trajectory(r))]
+        return outcome_rates(trajectories)
+
+    def get_key_metrics(self, agent_metrics: dict[str, Any]) -> dict[str, Any]:
+        means = {k: v for k, v in agent_metrics.items() if k.startswith("mean/")}
+        return {**means, **{k: agent_metrics[k] for k in RATE_KEYS if k in agent_metrics}}
+
+
 def _limits(app: FastAPI, config: GameServerConfig, store: dict[str, Any]) -> FastAPI:
     """The body limit (413) and lone-surrogate check (400), and ``GET /sessions``:
     read-only, the live (unexpired) games, the games held in memory (expired ones are
@@ -156,7 +178,7 @@ def _end_info(episode: Episode, info: dict[str, Any]) -> dict[str, Any]:
     return {**info, "trajectory": episode.to_dict()} if episode.done else info
 
 
-class GameGymnasiumServer(GymnasiumServer):
+class GameGymnasiumServer(GameMetrics, GymnasiumServer):
     """``/reset`` starts the row's task; ``/step`` plays the model's text reply."""
 
     config: GameServerConfig
@@ -220,7 +242,7 @@ class VerifyResponse(BaseVerifyResponse):
     trajectory: dict
 
 
-class GameToolsServer(SimpleResourcesServer):
+class GameToolsServer(GameMetrics, SimpleResourcesServer):
     """``/seed_session`` starts the task, ``/make_move`` is the tool, ``/verify`` scores."""
 
     config: GameServerConfig

@@ -242,3 +242,70 @@ def test_ng_run_config_validates_against_nemo_gym_models() -> None:
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["gymnasium", "games", "100"]
+
+
+@pytest.fixture(scope="module")
+def agent(urls: dict[str, str]) -> Iterator[str]:
+    """NeMo Gym's own GymnasiumAgent (adapters.nemo_gym.agent) over the gymnasium server,
+    the model being the scripted policy server (in this process)."""
+    from rollouts.drivers.nemo_gym import ROOT
+    from rollouts.policy_server import serve_in_thread
+    from rollouts.servers import start_server
+
+    with serve_in_thread("noisy:0.4/minimax:1", seed=3) as model_url:
+        argv = ["python", "-m", "adapters.nemo_gym.agent", "--port", "{port}"]
+        argv += ["--resources-url", urls["gymnasium"], "--model-url", model_url]
+        argv += ["--max-steps", "40"]
+        env = {"PYTHONUNBUFFERED": "1"}
+        with start_server(argv, "/", env, str(nemo_python()), cwd=ROOT) as server:
+            yield server.base_url
+
+
+def test_agent_aggregate_metrics_report_core_outcome_rates(agent: str) -> None:
+    """Rows through NeMo Gym's agent (``/run``), then its ``/aggregate_metrics`` (what
+    ``ng_collect_rollouts`` calls): the key metrics hold core's rates over the games."""
+    from core.metrics import RATE_KEYS, outcome_rates
+
+    rows = [make_row(Task(game=g, seed=s)) for g in ("tictactoe", "connect_four") for s in (1, 2)]
+    runs = []
+    with httpx.Client(base_url=agent, timeout=120) as client:
+        for index, row in enumerate(rows):
+            run = client.post("/run", json=row)
+            assert run.status_code == 200, run.text
+            runs.append({**run.json(), "_ng_task_index": index, "_ng_rollout_index": 0})
+        out = client.post("/aggregate_metrics", json={"verify_responses": runs})
+    assert out.status_code == 200, out.text
+    key = out.json()["key_metrics"]
+    expected = outcome_rates([r["info"]["trajectory"] for r in runs])
+    assert {k: key[k] for k in RATE_KEYS} == {k: expected[k] for k in RATE_KEYS}
+    assert expected["games"] == 4 and expected["invalid_move_rate"] > 0  # the noisy model
+    assert key["mean/reward"] == pytest.approx(sum(r["reward"] for r in runs) / 4)
+
+
+def test_agent_passes_the_resources_servers_reason_on(agent: str) -> None:
+    row = make_row(Task(game="tictactoe"))
+    row["task"]["depth"] = 99
+    with httpx.Client(base_url=agent, timeout=60) as client:
+        out = client.post("/run", json=row)
+    assert out.status_code == 422, out.text
+    body = out.json()
+    assert "depth must be an int in 1..12" in body["detail"]
+    assert body["upstream"].endswith("/reset") and body["upstream_status"] == 422
+
+
+def test_tools_server_aggregate_metrics(urls: dict[str, str]) -> None:
+    from core.metrics import outcome_rates
+
+    verified = []
+    for index, seed in enumerate((1, 2)):
+        row = make_row(Task(game="tictactoe", seed=seed, max_turns=2), "tools")
+        with httpx.Client(base_url=urls["tools"], timeout=60) as env:
+            env.post("/seed_session", json=row).raise_for_status()
+            env.post("/make_move", json={"move": "4" if seed == 1 else "zz"})
+            done = env.post("/verify", json={**row, "response": response("<move>0</move>")})
+            verified.append({**done.json(), "_ng_task_index": index, "_ng_rollout_index": 0})
+    with httpx.Client(base_url=urls["tools"], timeout=60) as env:
+        key = env.post("/aggregate_metrics", json={"verify_responses": verified}).json()
+    expected = outcome_rates([v["trajectory"] for v in verified])
+    assert key["key_metrics"]["invalid_move_rate"] == expected["invalid_move_rate"] > 0
+    assert key["agent_metrics"]["loss_rate"] == expected["loss_rate"]
