@@ -137,6 +137,18 @@ def environment_class(game: str) -> type[GameEnvironment]:
     return _CLASSES[game]
 
 
+ENVIRONMENT_COLUMN = "environment"
+"""TRL's multi-environment mode: the column naming each row's environment."""
+
+
+# rosetta: config: multi-environment: `environment_factory=environment_factories(games)` (a dict) and an `environment` column naming each row's game
+def environment_factories(games: Iterable[str]) -> dict[str, type[GameEnvironment]]:
+    """TRL's multi-environment mode: ``environment_factory=`` this dict (one
+    :func:`environment_class` per game, so each row's prompt shows its own game's
+    tool schema), with rows from ``dataset_rows(tasks, environment=True)``."""
+    return {game: environment_class(game) for game in dict.fromkeys(games)}
+
+
 def prompt_messages(task: Task, *, tools: bool) -> list[dict[str, str]]:
     """The ``prompt`` column of one row.
 
@@ -164,17 +176,22 @@ def prompt_messages(task: Task, *, tools: bool) -> list[dict[str, str]]:
 
 
 def dataset_rows(
-    tasks: Iterable[Task | Mapping[str, Any]], *, tools: bool = True
+    tasks: Iterable[Task | Mapping[str, Any]], *, tools: bool = True, environment: bool = False
 ) -> list[dict[str, Any]]:
-    """Rows for ``GRPOTrainer``: every task field plus ``prompt`` (see :func:`prompt_messages`)."""
+    """Rows for ``GRPOTrainer``: every task field plus ``prompt`` (see
+    :func:`prompt_messages`); ``environment``: plus the ``environment`` column
+    (the game) of TRL's multi-environment mode (:func:`environment_factories`)."""
     rows = []
     for t in tasks:
         task = Task.from_dict(t)
-        rows.append({**task.to_dict(), "prompt": prompt_messages(task, tools=tools)})
+        row = {**task.to_dict(), "prompt": prompt_messages(task, tools=tools)}
+        rows.append({**row, ENVIRONMENT_COLUMN: task.game} if environment else row)
     return rows
 
 
-def make_dataset(tasks: Iterable[Task | Mapping[str, Any]], *, tools: bool = True) -> Any:
+def make_dataset(
+    tasks: Iterable[Task | Mapping[str, Any]], *, tools: bool = True, environment: bool = False
+) -> Any:
     """:func:`dataset_rows` as a ``datasets.Dataset``."""
     try:
         import datasets
@@ -182,18 +199,20 @@ def make_dataset(tasks: Iterable[Task | Mapping[str, Any]], *, tools: bool = Tru
         raise ImportError(
             "make_dataset needs datasets; install with: pip install -e '.[trl]'"
         ) from e
-    rows = dataset_rows(tasks, tools=tools)
+    rows = dataset_rows(tasks, tools=tools, environment=environment)
     # Arrow wants one type per column: max_turns is None or int across rows.
     return datasets.Dataset.from_list(rows)
 
 
 __all__ = [
+    "ENVIRONMENT_COLUMN",
     "STAT_KEYS",
     "TASK_KEY",
     "EnvironmentNotResetError",
     "GameEnvironment",
     "dataset_rows",
     "environment_class",
+    "environment_factories",
     "episode_stats",
     "make_dataset",
     "prompt_messages",
