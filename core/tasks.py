@@ -147,7 +147,9 @@ class Task:
                 raise TaskError(f"task defaults must be a mapping, not {type(defaults).__name__}")
             bad = sorted(str(k) for k in defaults if k not in names)
             if bad:
-                raise TaskError(f"unknown task fields {bad} in the defaults; known: {sorted(names)}")
+                raise TaskError(
+                    f"unknown task fields {bad} in the defaults; known: {sorted(names)}"
+                )
             row = {**defaults, **row}
         unknown = sorted(str(k) for k in row if k not in names)
         if strict and unknown:

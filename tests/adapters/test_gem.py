@@ -178,7 +178,7 @@ def test_make_vec_with_gem_observation_wrappers_end_to_end() -> None:
     vec = gem.make_vec(ids, wrappers=wrappers, seed=20)
     observations, infos = vec.reset()
     games = [env.unwrapped for env in vec.envs]
-    for obs, game_env in zip(observations, games):
+    for obs, game_env in zip(observations, games, strict=True):
         assert obs.startswith(game_env.episode.system_prompt + "\n")
         assert obs.endswith(game_env.episode.observation + "\n")
     finished: list[tuple[Task, list[str], float, float]] = []
@@ -192,7 +192,12 @@ def test_make_vec_with_gem_observation_wrappers_end_to_end() -> None:
         for i in range(2):
             if terminated[i] or truncated[i]:  # autoreset: infos[i] is the next game's reset
                 finished.append(
-                    (tasks[i], replies[i], float(rewards[i]), infos[i]["prev_ep_cumulative_rewards"])
+                    (
+                        tasks[i],
+                        replies[i],
+                        float(rewards[i]),
+                        infos[i]["prev_ep_cumulative_rewards"],
+                    )
                 )
                 replies[i] = []
             else:
