@@ -2,7 +2,7 @@
 #
 # Two virtual environments:
 #   .venv       Python 3.11, `-e .[all,dev]`: core, every adapter but NeMo Gym, rollouts, tests.
-#   .venv-nemo  Python 3.12, nemo-gym==0.4.0 + `-e .` (core only): NeMo Gym needs Python >= 3.12
+#   .venv-nemo  Python 3.12, nemo-gym==0.4.0 + `-e .[openspiel]` (core and the OpenSpiel bridge): NeMo Gym needs Python >= 3.12
 #               and pins older openai/mcp than Verifiers, so it cannot share .venv.
 # Setup is idempotent: a stamp file named after a hash of pyproject.toml's content marks each venv
 # as done (it holds the install's duration in seconds), so changing pyproject.toml re-runs the
@@ -70,8 +70,8 @@ $(NEMO_STAMP):
 		"$$py" -m venv $(NEMO_VENV); \
 		$(NEMO_PY) -m pip install -q -U pip setuptools wheel > $(NEMO_VENV)/install.log 2>&1; \
 	fi; \
-	echo "setup: installing $(NEMO_GYM_PIN) and -e . into $(NEMO_VENV) (a fresh venv takes minutes)"; \
-	$(NEMO_PY) -m pip install '$(NEMO_GYM_PIN)' -e . fastapi uvicorn > $(NEMO_VENV)/install.log 2>&1 \
+	echo "setup: installing $(NEMO_GYM_PIN) and -e .[openspiel] into $(NEMO_VENV) (a fresh venv takes minutes)"; \
+	$(NEMO_PY) -m pip install '$(NEMO_GYM_PIN)' -e '.[openspiel]' fastapi uvicorn > $(NEMO_VENV)/install.log 2>&1 \
 		|| { tail -n 40 $(NEMO_VENV)/install.log >&2; echo "setup: pip failed, log: $(NEMO_VENV)/install.log" >&2; exit 1; }; \
 	rm -f $(NEMO_VENV)/.installed-*; \
 	secs=$$(( $$(date +%s) - start )); \

@@ -23,7 +23,7 @@ from core.games.base import Game
 from core.rng import derive_rng
 from core.search import SearchResult, search
 
-OPPONENT_KINDS: tuple[str, ...] = ("minimax", "random")
+OPPONENT_KINDS: tuple[str, ...] = ("minimax", "random", "mcts")
 """The ``kind`` values ``make_opponent`` accepts."""
 
 
@@ -101,6 +101,25 @@ class MinimaxOpponent(Opponent):
         return rng.choice(best_moves)
 
 
+class MctsOpponent(Opponent):
+    """Monte Carlo tree search at difficulty ``level``, run by the game itself
+    (``Game.mcts``: the OpenSpiel bridge runs pyspiel's ``MCTSBot`` with random
+    rollouts, 10 * 2 ** (level - 1) simulations). Its seed is drawn from the
+    ``rng`` it is handed, so the reply depends only on the task seed and the
+    position."""
+
+    def __init__(self, level: int) -> None:
+        if isinstance(level, bool) or not isinstance(level, int) or level < 1:
+            raise ValueError(f"mcts level must be an int >= 1, got {level!r}")
+        self.level = level
+        self.name = f"mcts:{level}"
+
+    def choose(self, game: Game[Any, Any], state: Any, rng: random.Random) -> Any:
+        """``game.mcts(state, level, rng)``."""
+        _legal_moves(game, state)
+        return game.mcts(state, self.level, rng)
+
+
 class MixedOpponent(Opponent):
     """With probability ``random_move_prob`` a random legal move, else ``base``'s.
 
@@ -130,15 +149,18 @@ class MixedOpponent(Opponent):
 def make_opponent(kind: str = "minimax", depth: int = 2, random_move_prob: float = 0.0) -> Opponent:
     """The opponent a task describes.
 
-    ``kind`` is ``"minimax"`` (search ``depth`` plies) or ``"random"``
-    (``depth`` is then ignored); a ``random_move_prob`` above 0 mixes in random
-    moves. Raises ``ValueError`` for an unknown kind, a minimax depth below 1
-    or a probability outside [0, 1].
+    ``kind`` is ``"minimax"`` (search ``depth`` plies), ``"mcts"`` (the game's
+    tree search at level ``depth``) or ``"random"`` (``depth`` is then
+    ignored); a ``random_move_prob`` above 0 mixes in random moves. Raises
+    ``ValueError`` for an unknown kind, a depth below 1 or a probability
+    outside [0, 1].
     """
     if kind == "random":
         base: Opponent = RandomOpponent()
     elif kind == "minimax":
         base = MinimaxOpponent(depth)
+    elif kind == "mcts":
+        base = MctsOpponent(depth)
     else:
         raise ValueError(f"unknown opponent kind {kind!r}; expected one of {OPPONENT_KINDS}")
     mixed = MixedOpponent(base, random_move_prob)  # validates the probability

@@ -20,11 +20,12 @@ same task gives the same replies in every framework.
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from core.games import list_games, make_game
+from core.games import family_of, list_games, make_game
 from core.games.base import Game, GameError, IllegalMoveError
 from core.opponents import MinimaxOpponent
 from core.parsing import MOVE_CLOSE, MOVE_OPEN, format_reply
@@ -84,6 +85,10 @@ def message_text(message: Mapping[str, Any]) -> str:
     return ""
 
 
+_FAMILY_TITLE = re.compile(r"You are playing [^\n]*? \((\w+:\w+(?:\([^()\n]*\))?)\)(?: as |\.)")
+"""A family game's title ends with its id in brackets (``Chess (openspiel:chess)``)."""
+
+
 def identify_game(text: str) -> Game[Any, Any]:
     """The game a system prompt introduces (``You are playing <Title> as ...``
     or, for one-player games, ``You are playing <Title>.``)."""
@@ -92,6 +97,12 @@ def identify_game(text: str) -> Game[Any, Any]:
         intro = f"You are playing {game.spec.title}"
         if f"{intro} as " in text or f"{intro}." in text:
             return game
+    match = _FAMILY_TITLE.search(text)
+    if match is not None and family_of(match[1]) is not None:
+        try:
+            return make_game(match[1])
+        except (KeyError, GameError, ImportError) as exc:
+            raise ConversationError(f"cannot make the game {match[1]!r}: {exc}") from exc
     raise ConversationError("no gamebridge game found in the system prompt")
 
 

@@ -39,6 +39,31 @@ DEMO_POLICY = "noisy:0.1/minimax:1"
 rather than forfeited after four bad replies."""
 
 
+GAME_HELP = "a game of core.list_games(), or openspiel:NAME (e.g. openspiel:hex(board_size=7))"
+
+
+def _game(text: str) -> str:
+    """``--game``: a name ``make_game`` can make (else exit 2 with one line)."""
+    from core.games import game_arg
+
+    return game_arg(text)
+
+
+def _games(text: str) -> list[str]:
+    """``--games``: comma-separated names (commas inside brackets belong to an
+    OpenSpiel name's parameters), each checked like ``--game``."""
+    names, depth, current = [], 0, ""
+    for ch in text:
+        depth += (ch == "(") - (ch == ")")
+        if ch == "," and depth == 0:
+            names.append(current)
+            current = ""
+        else:
+            current += ch
+    names.append(current)
+    return [_game(n.strip()) for n in names if n.strip()]
+
+
 def _out(text: str = "") -> None:
     print(text, flush=True)
 
@@ -116,7 +141,7 @@ def _make_tasks(game: str, n: int, seed: int, lo: float, hi: float) -> list[Any]
 
 def _add_eval(p: argparse.ArgumentParser) -> None:
     p.add_argument("--framework", default="core", help="driver name (see rollouts.drivers)")
-    p.add_argument("--game", default="tictactoe")
+    p.add_argument("--game", default="tictactoe", type=_game, help=GAME_HELP)
     _add_common(p, DEFAULT_EVAL_POLICY)
     p.add_argument("--out", default=None, help="JSONL path (default runs/eval-FW-GAME-TIME.jsonl)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON too")
@@ -219,7 +244,7 @@ def run_compare(
 
 
 def _add_compare(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--game", default="tictactoe")
+    p.add_argument("--game", default="tictactoe", type=_game, help=GAME_HELP)
     p.add_argument(
         "--frameworks",
         default=None,
@@ -346,7 +371,7 @@ def _run_export(args: argparse.Namespace) -> int:
 
 def _add_demo(p: argparse.ArgumentParser) -> None:
     p.add_argument("-n", type=int, default=8, help="tasks per game (default %(default)s)")
-    p.add_argument("--games", default=",".join(DEMO_GAMES))
+    p.add_argument("--games", default=",".join(DEMO_GAMES), type=_games, help=GAME_HELP)
     p.add_argument("--frameworks", default=None, help="default: every available driver")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--policy", default=DEMO_POLICY, help="default %(default)s")
@@ -376,7 +401,7 @@ def _run_demo(args: argparse.Namespace) -> int:
                 frameworks.append(name)
             else:
                 _out(f"skipping {name}: {why[:200]}")
-    games = [g.strip() for g in args.games.split(",") if g.strip()]
+    games: list[str] = args.games
     out_dir = Path(args.out or f"runs/demo-{_stamp()}")
     _out(
         f"demo: {', '.join(games)} x {args.n} tasks over {', '.join(frameworks)} "

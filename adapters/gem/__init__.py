@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from core.episode import Episode
@@ -120,12 +120,13 @@ class GameEnv(_import_gem().Env):  # type: ignore[misc]  # gem has no type stubs
 
 
 # rosetta: registration: `gem.register("gamebridge/<game>", GameEnv, game=game)`
-def register() -> None:
-    """Register ``gamebridge/<game>`` for every core game (again: no-op; GEM
-    raises on a duplicate id)."""
+def register(games: Iterable[str] = ()) -> None:
+    """Register ``gamebridge/<game>`` for every core game and for ``games``
+    (names not listed by ``list_games``, such as ``openspiel:chess``); again:
+    no-op (GEM raises on a duplicate id)."""
     gem = _import_gem()
     from gem.envs.registration import ENV_REGISTRY
 
-    for game in list_games():
+    for game in (*list_games(), *games):
         if ID_PREFIX + game not in ENV_REGISTRY:
             gem.register(ID_PREFIX + game, GameEnv, game=game)

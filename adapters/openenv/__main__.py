@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from core import list_games
+from core.games import game_arg
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -13,7 +13,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--game",
         default="tictactoe",
-        choices=list_games(),
+        type=game_arg,
         help="the game reset() plays when it gets no task row",
     )
     parser.add_argument("--host", default="127.0.0.1")

@@ -96,6 +96,10 @@ class GameSpec:
     list_legal_moves: bool = True
     """Whether observations list the legal moves (False where there are
     thousands, as in Wordle)."""
+    opponents: tuple[str, ...] = ("minimax", "random")
+    """The opponent kinds a task of this two-player game may ask for
+    (``core.opponents.make_opponent``): alpha-beta needs an evaluation, MCTS
+    a game that offers ``Game.mcts``."""
 
 
 class Game(ABC, Generic[State, Move]):
@@ -151,6 +155,12 @@ class Game(ABC, Generic[State, Move]):
         players use it to play from the observation text alone, as a model
         would. ``text`` may contain other lines around the board."""
         raise NotImplementedError(f"{self.spec.name} cannot read its board back")
+
+    def mcts(self, state: State, level: int, rng: random.Random) -> Move:
+        """Two-player games that list ``"mcts"`` in ``spec.opponents``: the
+        move of a Monte Carlo tree search at difficulty ``level``, drawing its
+        seed from ``rng`` (the OpenSpiel bridge runs pyspiel's ``MCTSBot``)."""
+        raise NotImplementedError(f"{self.spec.name} offers no MCTS opponent")
 
     def solve(self, state: State, rng: random.Random) -> Move:
         """One-player games only: a good move for a scripted player (Wordle:

@@ -32,8 +32,9 @@ class GemDriver(Driver):
     def run_task(self, task: Task, ctx: RunContext) -> RolloutRecord:
         import gem
 
-        from adapters.gem import ID_PREFIX
+        from adapters.gem import ID_PREFIX, register
 
+        register((task.game,))  # an openspiel: game has no id until asked for
         clock = StepClock()
         env = gem.make(ID_PREFIX + task.game, task=task.to_dict())
         observation, info = env.reset()
