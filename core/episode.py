@@ -67,15 +67,24 @@ def _recordable(value: Any) -> Any:
 class Episode:
     """One game of ``task``, driven by the model's replies."""
 
-    def __init__(self, task: Task | Mapping[str, Any], rubric: Rubric | None = None) -> None:
+    def __init__(
+        self,
+        task: Task | Mapping[str, Any],
+        rubric: Rubric | None = None,
+        opponent: Opponent | None = None,
+    ) -> None:
+        """``opponent``, when given, plays the other side instead of the one
+        the task describes (a person at the play page: ``MoveListOpponent``)."""
         self.task = Task.from_dict(task, strict=False) if not isinstance(task, Task) else task
         self.game = make_game(self.task.game)
         self.rubric = rubric or Rubric()
-        self.opponent: Opponent | None = (
-            make_opponent(self.task.opponent, self.task.depth, self.task.random_move_prob)
-            if self.game.spec.num_players > 1
-            else None
-        )
+        self.opponent: Opponent | None = None
+        if self.game.spec.num_players > 1:
+            self.opponent = (
+                opponent
+                if opponent is not None
+                else make_opponent(self.task.opponent, self.task.depth, self.task.random_move_prob)
+            )
         self.system_prompt = prompts.system_prompt(self.game, self.task)
         self.tool_system_prompt = prompts.system_prompt(self.game, self.task, tools=True)
         self.tool_schema = prompts.tool_schema(self.game)
@@ -343,10 +352,12 @@ class Episode:
         task: Task | Mapping[str, Any],
         replies: Iterable[str | dict[str, str]],
         rubric: Rubric | None = None,
+        opponent: Opponent | None = None,
     ) -> Episode:
         """Rebuild an episode from its task and the model's replies (a str is a
-        text reply, ``{"move": ...}`` a tool call)."""
-        episode = cls(task, rubric)
+        text reply, ``{"move": ...}`` a tool call); ``opponent`` as in
+        ``Episode(...)`` (a fresh one: it may keep a position in a list)."""
+        episode = cls(task, rubric, opponent)
         episode.reset()
         for reply in replies:
             if episode.done:

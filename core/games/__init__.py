@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from core.games.base import (
+    BoardView,
     Game,
     GameError,
     GameSpec,
@@ -65,6 +66,7 @@ def make_game(name: str) -> Game[Any, Any]:
 
 
 __all__ = [
+    "BoardView",
     "Game",
     "GameError",
     "GameSpec",
