@@ -24,7 +24,7 @@ from typing import Any
 from core import prompts
 from core.games import make_game
 from core.games.base import GameError, IllegalMoveError, InvalidMoveError, Outcome
-from core.opponents import Opponent, make_opponent, opponent_rng
+from core.opponents import NoMoveLeftError, Opponent, make_opponent, opponent_rng
 from core.parsing import FormatError, parse_reply
 from core.rewards import RESULT_VALUE, RewardBreakdown, Rubric
 from core.rng import derive_rng
@@ -206,7 +206,11 @@ class Episode:
         self.state = game.apply(self.state, move)
         replies: list[str] = []
         if not game.is_terminal(self.state):
-            replies = self._opponent_turns()
+            try:
+                replies = self._opponent_turns()
+            except NoMoveLeftError as exc:  # a person's turn (MoveListOpponent): say what
+                exc.move = move_text  # the seat played before it was asked
+                raise
         event = self._event(reply, kind, format_ok, move_text, None, None, replies)
         if game.is_terminal(self.state):
             self.outcome = game.outcome(self.state)

@@ -136,6 +136,9 @@ class NoMoveLeftError(LookupError):
     def __init__(self, state: Any, message: str) -> None:
         super().__init__(message)
         self.state = state
+        self.move: str | None = None
+        """The move the episode's seat had just played (set by ``Episode.step``;
+        ``None`` when it was asked at ``reset``)."""
 
 
 class MoveListOpponent(Opponent):

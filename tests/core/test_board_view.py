@@ -150,3 +150,14 @@ def test_move_list_opponent_moves_first_and_rejects_illegal_text() -> None:
 def test_one_player_game_ignores_an_opponent() -> None:
     episode = Episode({"game": "wordle"}, opponent=MoveListOpponent(["raise"]))
     assert episode.opponent is None
+
+
+def test_no_move_left_error_names_the_move_the_seat_just_played() -> None:
+    episode = Episode({"game": "tictactoe", "model_player": 0}, opponent=MoveListOpponent())
+    episode.reset()
+    with pytest.raises(NoMoveLeftError) as caught:
+        episode.step("<move>4</move>")
+    assert caught.value.move == "4"
+    with pytest.raises(NoMoveLeftError) as first:
+        Episode({"game": "nim", "model_player": 1}, opponent=MoveListOpponent()).reset()
+    assert first.value.move is None
