@@ -19,7 +19,9 @@ request at a time (its lock; a second waits, then gets 409).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -234,3 +236,39 @@ def _rng() -> Any:
     import random
 
     return random.Random(0)
+
+
+@contextlib.contextmanager
+def serve_in_thread(host: str = "127.0.0.1", port: int = 0, **kwargs: Any) -> Iterator[str]:
+    """Run the page's server in a background thread (tests); yields its URL
+    (``http://host:port/``). ``kwargs`` go to :func:`create_app`."""
+    import socket
+    import threading
+    import time
+
+    import uvicorn
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(128)
+    actual = sock.getsockname()[1]
+    config = uvicorn.Config(create_app(**kwargs), log_level="warning", access_log=False, lifespan="off")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(
+        target=server.run, kwargs={"sockets": [sock]}, name=f"play-{actual}", daemon=True
+    )
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            server.should_exit = True
+            sock.close()
+            raise RuntimeError("the play server did not start")
+        time.sleep(0.01)
+    try:
+        yield f"http://{host}:{actual}/"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        sock.close()

@@ -10,6 +10,7 @@
   var replay = null;        // {file, episodes, data, frame}
   var autoTimer = null;
   var busy = false;
+  var renders = 0;          // a counter the tests wait on
 
   function setBusy(b) {
     busy = b;
@@ -254,6 +255,8 @@
     document.body.setAttribute('data-session', v.id);
     document.body.setAttribute('data-status', v.done ? 'over' : (v.your_turn ? 'your-turn' : 'model-turn'));
     document.body.setAttribute('data-turns', String(v.turns.length));
+    renders += 1;
+    document.body.setAttribute('data-renders', String(renders));
     if (v.done) { stopAuto(); }
   }
 
