@@ -707,8 +707,7 @@ class Othello(Game[OthelloState, int]):
                 for row in bits
             ),
             marks=tuple(
-                tuple("p0" if black & b else "p1" if white & b else "" for b in row)
-                for row in bits
+                tuple("p0" if black & b else "p1" if white & b else "" for b in row) for row in bits
             ),
             moves=tuple((SQUARE_NAMES[m], ((m // 8, m % 8),)) for m in moves if m != PASS),
             other_moves=("pass",) if PASS in moves else (),

@@ -152,7 +152,9 @@ def create_app(
     def _model(body: NewSession) -> Model:
         if body.model == "endpoint":
             if endpoint is None:
-                raise PlayError("no model endpoint: start gamebridge play with --base-url and --model")
+                raise PlayError(
+                    "no model endpoint: start gamebridge play with --base-url and --model"
+                )
             return EndpointModel(endpoint.base_url, endpoint.model, endpoint.api_key)
         return ScriptedModel(body.policy, body.seed)
 
@@ -253,7 +255,9 @@ def serve_in_thread(host: str = "127.0.0.1", port: int = 0, **kwargs: Any) -> It
     sock.bind((host, port))
     sock.listen(128)
     actual = sock.getsockname()[1]
-    config = uvicorn.Config(create_app(**kwargs), log_level="warning", access_log=False, lifespan="off")
+    config = uvicorn.Config(
+        create_app(**kwargs), log_level="warning", access_log=False, lifespan="off"
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(
         target=server.run, kwargs={"sockets": [sock]}, name=f"play-{actual}", daemon=True

@@ -52,7 +52,9 @@ def resolve(name: str, roots: list[Path]) -> Path:
     if not isinstance(name, str) or not name.strip() or "\x00" in name:
         raise PlayError("name a runs/*.jsonl file")
     raw = Path(name.strip())
-    candidates = [raw] if raw.is_absolute() else [r / raw for r in roots] + [r.parent / raw for r in roots]
+    candidates = (
+        [raw] if raw.is_absolute() else [r / raw for r in roots] + [r.parent / raw for r in roots]
+    )
     for cand in candidates:
         try:
             path = cand.resolve()
@@ -129,9 +131,7 @@ def frames(trajectory: dict[str, Any]) -> dict[str, Any]:
             break
         seen = observation
         reply = event.get("reply")
-        result = (
-            episode.step_move(reply) if event.get("kind") == "tool" else episode.step(reply)
-        )
+        result = episode.step_move(reply) if event.get("kind") == "tool" else episode.step(reply)
         observation = result.observation
         info = result.info
         out.append(

@@ -162,7 +162,11 @@ class GameSession:
     """One game. Thread-safe: every public method holds the session's lock."""
 
     def __init__(self, setup: Setup, model: Model | None = None) -> None:
-        if setup.mode == "play" and _known(setup.game) and make_game(setup.game).spec.num_players == 1:
+        if (
+            setup.mode == "play"
+            and _known(setup.game)
+            and make_game(setup.game).spec.num_players == 1
+        ):
             setup = dataclasses.replace(setup, other="opponent")  # one player: nobody else
         self.setup = setup
         self.task = _task(setup)
@@ -228,7 +232,8 @@ class GameSession:
         return msgs
 
     def _model_turn(self) -> None:
-        assert self.model is not None  # noqa: S101 - callers check model_to_move()
+        if self.model is None:
+            raise PlayError("nobody is to move here but you", status=409)
         reply = self.model.reply(self.messages())
         if self.setup.mode == "play":  # the person is the opponent: replay with them
             self.replies.append(reply)
@@ -337,9 +342,7 @@ class GameSession:
             "board_text": game.render(state),
             "your_turn": your_turn,
             "model_to_move": self.model_to_move(),
-            "legal_moves": (
-                game.legal_moves_text(state) if your_turn and not board.typed else []
-            ),
+            "legal_moves": (game.legal_moves_text(state) if your_turn and not board.typed else []),
             "system_prompt": ep.system_prompt,
             "observation": ep.observation,
             "turns": [t.__dict__ for t in self._turns()],

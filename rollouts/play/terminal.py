@@ -21,9 +21,7 @@ def _model(args: argparse.Namespace) -> object:
     return ScriptedModel(args.policy, args.seed)
 
 
-def play(
-    args: argparse.Namespace, stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout
-) -> int:
+def play(args: argparse.Namespace, stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout) -> int:
     """One game in the terminal; returns the exit status (0, or 2 for a bad setup)."""
 
     def say(text: str = "") -> None:
@@ -60,7 +58,9 @@ def play(
             say(view["board_text"])
             reward = view["reward"]
             parts = ", ".join(f"{k} {v:+.3f}" for k, v in reward["components"].items())
-            say(f"Game over: {view['result']} ({view['termination']}). Reward {reward['total']:.3f} ({parts}).")
+            say(
+                f"Game over: {view['result']} ({view['termination']}). Reward {reward['total']:.3f} ({parts})."
+            )
             return 0
         if view["your_turn"] and session.setup.other == "model":
             say(view["board_text"])

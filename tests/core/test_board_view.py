@@ -86,9 +86,7 @@ def test_othello_start_and_pass() -> None:
     )
     assert view.move_at(2, 3) == "d3" and view.other_moves == ()
     # A position where Black must pass (found in a random game).
-    passing = game.from_discs(
-        black=17996847630378180540, white=449896443331371072, to_play=0
-    )
+    passing = game.from_discs(black=17996847630378180540, white=449896443331371072, to_play=0)
     assert game.legal_moves_text(passing) == ["pass"]
     pview = game.board_view(passing)
     assert pview.moves == () and pview.other_moves == ("pass",) and pview.to_play == 0

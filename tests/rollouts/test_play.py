@@ -28,7 +28,9 @@ def _pick(view: dict[str, Any], rng: random.Random) -> str:
     return rng.choice(view["legal_moves"])
 
 
-def scripted_replay(task: dict[str, Any], person_moves: list[str], policy: str, seed: int) -> Episode:
+def scripted_replay(
+    task: dict[str, Any], person_moves: list[str], policy: str, seed: int
+) -> Episode:
     """Core's replay of a game between the scripted model (in the seat) and a person
     who played ``person_moves``: the model's replies regenerated from the conversation."""
     player = ScriptedPlayer(policy, seed)
@@ -223,7 +225,9 @@ def test_api_replays_a_record_through_core(client: Any) -> None:
     last = data["frames"][-1]
     assert last["board_text"] == traj["events"][-1]["board"]
     # A relative name works too; an episode out of range is a 404.
-    assert client.get("/api/replay", params={"file": "demo-x/othello-core.jsonl"}).status_code == 200
+    assert (
+        client.get("/api/replay", params={"file": "demo-x/othello-core.jsonl"}).status_code == 200
+    )
     assert client.get("/api/replay", params={"file": str(path), "episode": 3}).status_code == 404
     (client.runs / "bad.jsonl").write_text("[1]\n")
     assert client.get("/api/replay", params={"file": "bad.jsonl"}).status_code == 400

@@ -84,7 +84,9 @@ class Page:
         self.errors: list[str] = []
         self.page.on(
             "console",
-            lambda m: self.errors.append(f"console {m.type}: {m.text}") if m.type == "error" else None,
+            lambda m: (
+                self.errors.append(f"console {m.type}: {m.text}") if m.type == "error" else None
+            ),
         )
         self.page.on("pageerror", lambda e: self.errors.append(f"page error: {e}"))
         self.url = url
