@@ -69,7 +69,10 @@ class ScriptedModel:
         self.name = f"scripted {policy}"
 
     def reply(self, messages: list[dict[str, Any]]) -> str:
-        return self.player.reply(messages)
+        try:
+            return self.player.reply(messages)
+        except ValueError as e:  # ConversationError: it cannot read this conversation
+            raise PlayError(f"the scripted model cannot answer: {e}", status=502) from e
 
 
 class EndpointModel:
@@ -82,11 +85,13 @@ class EndpointModel:
         self.name = f"{model} at {base_url}"
 
     def reply(self, messages: list[dict[str, Any]]) -> str:
+        import httpx
+
         from rollouts.llm import ModelError
 
         try:
             return self.client.complete(messages).text
-        except ModelError as e:
+        except (ModelError, httpx.HTTPError) as e:
             raise PlayError(f"the model endpoint failed: {e}", status=502) from e
 
 

@@ -259,3 +259,39 @@ def test_cli_play_help_and_bad_setup(capsys: Any) -> None:
     assert "--terminal" in capsys.readouterr().out
     assert main(["play", "--terminal", "--game", "chess"]) == 2
     assert main(["play", "--base-url", "http://127.0.0.1:9/v1"]) == 2
+
+
+def test_a_dead_model_endpoint_is_a_502_with_a_message(tmp_path: Path) -> None:
+    from starlette.testclient import TestClient
+
+    from rollouts.play.app import Endpoint, create_app
+
+    dead = Endpoint("http://127.0.0.1:9/v1", "nobody")  # port 9 (discard): nothing listens
+    with TestClient(create_app(runs=[tmp_path], endpoint=dead)) as c:
+        assert [m["id"] for m in c.get("/api/config").json()["models"]] == ["scripted", "endpoint"]
+        r = c.post(
+            "/api/sessions", json={"game": "tictactoe", "mode": "watch", "model": "endpoint"}
+        )
+        assert r.status_code == 200  # the model has not been asked yet
+        step = c.post(f"/api/sessions/{r.json()['id']}/step")
+        assert step.status_code == 502 and "endpoint failed" in step.json()["detail"]
+
+
+@pytest.mark.server
+def test_an_openai_compatible_endpoint_plays_like_the_scripted_model_in_process() -> None:
+    """The policy server is an OpenAI-compatible endpoint backed by the same scripted
+    player: a game against it over HTTP equals the same game in-process."""
+    from rollouts.play.session import EndpointModel
+    from rollouts.policy_server import serve_in_thread
+
+    setup = Setup(game="nim", other="model", side=1, seed=9)
+    with serve_in_thread("minimax:2", 9) as url:
+        remote = GameSession(setup, EndpointModel(url, "scripted"))
+        local = GameSession(setup, ScriptedModel("minimax:2", 9))
+        rng = random.Random(2)
+        while not remote.episode.done:
+            move = _pick(remote.view(), rng)
+            remote.move(move)
+            local.move(move)
+    assert remote.view()["trajectory"] == local.view()["trajectory"]
+    assert remote.view()["model"].startswith("scripted at http://127.0.0.1:")

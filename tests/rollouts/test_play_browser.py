@@ -353,3 +353,27 @@ def test_replay_a_demo_run_from_the_reports_link(page: Page, server: str, runs_d
     pg.keyboard.press("ArrowLeft")
     pg.wait_for_selector(f"body[data-frame='{n - 2}']")
     page.shot("replay-othello")
+
+
+@pytest.mark.slow
+def test_replay_every_record_of_a_full_demo_run(page: Page, server: str, runs_dir: Path) -> None:
+    """What ``make demo`` runs (every available framework, both games): each
+    records file opens, replays identically through core and ends on its result."""
+    from rollouts.cli import main
+
+    out = runs_dir / "full-demo"
+    assert main(["demo", "--out", str(out)]) == 0
+    files = sorted(out.glob("*.jsonl"))
+    assert len(files) >= 2 * 6, [f.name for f in files]
+    for path in files:
+        rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        last = len(rows) - 1
+        pg = page.open(f"#replay={path}&episode={last}")
+        pg.wait_for_selector("body[data-status='replay']")
+        traj = rows[last]["trajectory"]
+        assert pg.get_attribute("body", "data-frames") == str(len(traj["events"]) + 1)
+        assert "identical to the record" in pg.inner_text("#verified"), path.name
+        pg.click("#last")
+        pg.wait_for_selector(f"body[data-frame='{len(traj['events'])}']")
+        assert f"Game over: {traj['result']}" in pg.inner_text("#result"), path.name
+    page.shot("replay-full-demo")
