@@ -19,6 +19,8 @@ import os
 import random
 import shutil
 import struct
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -359,10 +361,18 @@ def test_replay_a_demo_run_from_the_reports_link(page: Page, server: str, runs_d
 def test_replay_every_record_of_a_full_demo_run(page: Page, server: str, runs_dir: Path) -> None:
     """What ``make demo`` runs (every available framework, both games): each
     records file opens, replays identically through core and ends on its result."""
-    from rollouts.cli import main
-
     out = runs_dir / "full-demo"
-    assert main(["demo", "--out", str(out)]) == 0
+    # In a subprocess, as `make demo` runs it (some drivers call asyncio.run, which
+    # cannot run inside Playwright's event loop).
+    done = subprocess.run(
+        [sys.executable, "-m", "rollouts.cli", "demo", "--out", str(out)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        check=False,
+    )
+    assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
     files = sorted(out.glob("*.jsonl"))
     assert len(files) >= 2 * 6, [f.name for f in files]
     for path in files:
@@ -377,3 +387,21 @@ def test_replay_every_record_of_a_full_demo_run(page: Page, server: str, runs_di
         pg.wait_for_selector(f"body[data-frame='{len(traj['events'])}']")
         assert f"Game over: {traj['result']}" in pg.inner_text("#result"), path.name
     page.shot("replay-full-demo")
+
+
+def test_two_tabs_are_two_games(browser: Any, server: str) -> None:
+    first, second = Page(browser, server), Page(browser, server)
+    try:
+        for p, game in ((first, "tictactoe"), (second, "tictactoe")):
+            _setup(p.open(), "play", game, opponent="random", seed="1")
+        a = first.page.get_attribute("body", "data-session")
+        b = second.page.get_attribute("body", "data-session")
+        assert a and b and a != b
+        first.page.click("#board [data-move='4']")
+        first.page.wait_for_selector("body[data-turns='1'][data-busy='0']")
+        assert _session(server, second.page)["turns"] == []
+        assert _session(server, first.page)["turns"][0]["move"] == "4"
+        assert first.errors == [] and second.errors == []
+    finally:
+        first.close()
+        second.close()
