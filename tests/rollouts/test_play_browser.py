@@ -94,6 +94,7 @@ class Page:
         self.url = url
 
     def open(self, fragment: str = "") -> Any:
+        self.page.goto("about:blank")  # a new document even when only the #fragment differs
         self.page.goto(self.url + fragment)
         self.page.wait_for_selector("body[data-ready='1']")
         return self.page

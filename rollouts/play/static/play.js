@@ -457,5 +457,7 @@
     });
   }
 
+  // A new #replay=... (another link from a report) opens afresh.
+  window.addEventListener('hashchange', function () { location.reload(); });
   init();
 })();
