@@ -26,7 +26,7 @@ PYTEST_ARGS ?=
 BENCH_ARGS ?=
 FILES ?= .
 
-.PHONY: docs help setup setup-venv setup-nemo setup-chromium test pytest lint format demo bench fuzz \
+.PHONY: docs help setup setup-venv setup-nemo setup-chromium test pytest lint format demo play bench fuzz \
 	load train-tiny clean
 
 help: ## List the targets.
@@ -111,6 +111,9 @@ format: setup-venv ## ruff format + safe fixes on FILES (default: everything).
 
 demo: setup ## Tic-Tac-Toe and Othello through every framework, scripted model: table, verdict, HTML report.
 	$(VENV)/bin/gamebridge demo
+
+play: setup-venv ## The play page: play any game, watch the scripted model, replay runs (prints its URL).
+	$(VENV)/bin/gamebridge play
 
 # The targets below run scripts that other parts of the project provide.
 bench: setup ## Benchmarks vs OpenSpiel and the bare Episode (minutes); rewrites docs/performance.md.

@@ -6,6 +6,7 @@ Standard library only; no framework is imported here or below.
 from typing import Any
 
 from core.games import (
+    BoardView,
     Game,
     GameError,
     GameSpec,
@@ -36,6 +37,8 @@ _LAZY = {
     "parse_reply": "core.parsing",
     "ScriptedPlayer": "core.players",
     "make_opponent": "core.opponents",
+    "MoveListOpponent": "core.opponents",
+    "NoMoveLeftError": "core.opponents",
 }
 
 
@@ -52,6 +55,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     *_LAZY,
+    "BoardView",
     "Game",
     "GameError",
     "GameSpec",

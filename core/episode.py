@@ -24,7 +24,7 @@ from typing import Any
 from core import prompts
 from core.games import make_game
 from core.games.base import GameError, IllegalMoveError, InvalidMoveError, Outcome
-from core.opponents import Opponent, make_opponent, opponent_rng
+from core.opponents import NoMoveLeftError, Opponent, make_opponent, opponent_rng
 from core.parsing import FormatError, format_reply, parse_reply
 from core.rewards import RESULT_VALUE, RewardBreakdown, Rubric
 from core.rng import derive_rng
@@ -67,15 +67,24 @@ def _recordable(value: Any) -> Any:
 class Episode:
     """One game of ``task``, driven by the model's replies."""
 
-    def __init__(self, task: Task | Mapping[str, Any], rubric: Rubric | None = None) -> None:
+    def __init__(
+        self,
+        task: Task | Mapping[str, Any],
+        rubric: Rubric | None = None,
+        opponent: Opponent | None = None,
+    ) -> None:
+        """``opponent``, when given, plays the other side instead of the one
+        the task describes (a person at the play page: ``MoveListOpponent``)."""
         self.task = Task.from_dict(task, strict=False) if not isinstance(task, Task) else task
         self.game = make_game(self.task.game)
         self.rubric = rubric or Rubric()
-        self.opponent: Opponent | None = (
-            make_opponent(self.task.opponent, self.task.depth, self.task.random_move_prob)
-            if self.game.spec.num_players > 1
-            else None
-        )
+        self.opponent: Opponent | None = None
+        if self.game.spec.num_players > 1:
+            self.opponent = (
+                opponent
+                if opponent is not None
+                else make_opponent(self.task.opponent, self.task.depth, self.task.random_move_prob)
+            )
         self.system_prompt = prompts.system_prompt(self.game, self.task)
         self.tool_system_prompt = prompts.system_prompt(self.game, self.task, tools=True)
         self.tool_schema = prompts.tool_schema(self.game)
@@ -210,7 +219,11 @@ class Episode:
         self.state = game.apply(self.state, move)
         replies: list[str] = []
         if not game.is_terminal(self.state):
-            replies = self._opponent_turns()
+            try:
+                replies = self._opponent_turns()
+            except NoMoveLeftError as exc:  # a person's turn (MoveListOpponent): say what
+                exc.move = move_text  # the seat played before it was asked
+                raise
         event = self._event(reply, kind, format_ok, move_text, None, None, replies)
         if game.is_terminal(self.state):
             self.outcome = game.outcome(self.state)
@@ -356,10 +369,12 @@ class Episode:
         task: Task | Mapping[str, Any],
         replies: Iterable[str | dict[str, str]],
         rubric: Rubric | None = None,
+        opponent: Opponent | None = None,
     ) -> Episode:
         """Rebuild an episode from its task and the model's replies (a str is a
-        text reply, ``{"move": ...}`` a tool call)."""
-        episode = cls(task, rubric)
+        text reply, ``{"move": ...}`` a tool call); ``opponent`` as in
+        ``Episode(...)`` (a fresh one: it may keep a position in a list)."""
+        episode = cls(task, rubric, opponent)
         episode.reset()
         for reply in replies:
             if episode.done:

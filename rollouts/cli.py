@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 PLUGINS: dict[str, str] = {
     # "name": "module:add_parser"  (one line per extra subcommand)
     "train": "rollouts.train:add_parser",
+    "play": "rollouts.play:add_parser",
 }
 
 DEFAULT_EVAL_POLICY = "minimax:2"
