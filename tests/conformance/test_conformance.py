@@ -28,7 +28,7 @@ from rollouts.drivers.core import CoreDriver
 POLICY = "noisy:0.3/minimax:1"
 TASKS_PER_GAME = 2
 GAMES = list_games()
-TOOL_DRIVERS = frozenset({"nemo_gym_tools", "openenv_tools", "trl"})
+TOOL_DRIVERS = frozenset({"nemo_gym_tools", "openenv_tools", "ors", "trl"})
 """Drivers whose model moves by ``make_move`` tool call (reference: core's tool mode)."""
 NEMO_DRIVERS = frozenset({"nemo_gym", "nemo_gym_tools"})
 UNDER_TEST = [name for name in DRIVERS if name != "core"]

@@ -1,0 +1,29 @@
+"""The ORS (OpenReward Standard) adapter (adapters/ors/env.py, server.py; docs/ors.md).
+
+``openreward`` is imported on first use of a name below;
+``python -m adapters.ors --port N`` serves every game as the ``gamebridge`` environment.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_NAMES = {
+    "ClosingReply": "env",
+    "ENV_NAME": "env",
+    "GameBridge": "env",
+    "MoveArguments": "env",
+    "environment_class": "env",
+    "split_names": "env",
+    "create_app": "server",
+}
+__all__ = sorted(_NAMES)
+
+
+def __getattr__(name: str) -> Any:
+    module = _NAMES.get(name)
+    if module is None:
+        raise AttributeError(f"module 'adapters.ors' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f"adapters.ors.{module}"), name)
