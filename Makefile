@@ -96,7 +96,7 @@ $(ORS_STAMP):
 		$(ORS_PY) -m pip install -q -U pip setuptools wheel > $(ORS_VENV)/install.log 2>&1; \
 	fi; \
 	echo "setup: installing -e .[ors,trl,rollouts] into $(ORS_VENV) (a fresh venv takes minutes)"; \
-	$(ORS_PY) -m pip install -e '.[ors,trl,rollouts]' pytest > $(ORS_VENV)/install.log 2>&1 \
+	$(ORS_PY) -m pip install -e '.[ors,trl,rollouts]' pytest pytest-timeout > $(ORS_VENV)/install.log 2>&1 \
 		|| { tail -n 40 $(ORS_VENV)/install.log >&2; echo "setup: pip failed, log: $(ORS_VENV)/install.log" >&2; exit 1; }; \
 	rm -f $(ORS_VENV)/.installed-*; \
 	secs=$$(( $$(date +%s) - start )); \
