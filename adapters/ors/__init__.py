@@ -24,6 +24,6 @@ def __getattr__(name: str) -> Any:
     module = _NAMES.get(name)
     if module is None:
         raise AttributeError(f"module 'adapters.ors' has no attribute {name!r}")
-    import importlib
+    from adapters.ors import env, server
 
-    return getattr(importlib.import_module(f"adapters.ors.{module}"), name)
+    return getattr(env if module == "env" else server, name)

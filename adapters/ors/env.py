@@ -124,6 +124,9 @@ class GameBridge(Environment):
         # strict: an unknown field is a TaskError (the server answers 422)
         self.episode = Episode(Task.from_dict(task_spec if task_spec is not None else {}))
         self.first_observation: str | None = None
+        self.busy = 0
+        """Tool calls running now (openreward serialises them per session): a session
+        busy in a long opponent search is not idle (``adapters.ors.server``'s reaper)."""
 
     # rosetta: reset: `setup()` (the server runs it once per session): `Episode.reset()`
     def setup(self) -> None:
@@ -163,17 +166,25 @@ class GameBridge(Environment):
     @tool(shared=False)
     def make_move(self, arguments: MoveArguments) -> ToolOutput:
         """Core's ``make_move`` (listed per task by ``list_task_tools``, never twice)."""
-        return self._output(self.episode.step_move(arguments.move))
+        self.busy += 1
+        try:
+            return self._output(self.episode.step_move(arguments.move))
+        finally:
+            self.busy -= 1
 
     # rosetta: truncation: a plain text reply ends an ORS rollout (`@terminal`): core judges it, then settles the game (`Episode.settle`)
     @terminal
     @tool
     def final_reply(self, arguments: ClosingReply) -> ToolOutput:
         """The model answered in text instead of calling a tool: its last reply."""
-        result = self.episode.step(arguments.reply)
-        if not result.done:
-            result = self.episode.settle()
-        return self._output(result)
+        self.busy += 1
+        try:
+            result = self.episode.step(arguments.reply)
+            if not result.done:
+                result = self.episode.settle()
+            return self._output(result)
+        finally:
+            self.busy -= 1
 
     # rosetta: reward: `ToolOutput.reward` on the call that ends the game (the rubric total); breakdown in `metadata["reward"]`
     # rosetta: termination: `ToolOutput.finished` = core's `done` (the server then refuses further calls)

@@ -8,8 +8,9 @@ every gamebridge server has.
   tools: none belongs on a game server); a malformed ``X-Secrets`` header: 400
   (openreward's decoder raised, a 500);
 * a task row core refuses (``TaskError``): 422, not a 500;
-* idle sessions (no ``/ping``, no call) deleted after ``session_timeout_s``
-  (openreward's own reaper also runs, at 900 s, so that is the longest timeout);
+* idle sessions (no ``/ping``, no call, nothing running) deleted after
+  ``session_timeout_s`` (openreward's own reaper also runs, at 900 s, so that is
+  the longest timeout);
 * ``GET /sessions``: read-only, live sessions, the cap and the idle timeout.
 
 openreward's session table is private (``Server._active_envs`` and friends):
@@ -149,6 +150,10 @@ def _reaper(server: Server, timeout_s: float) -> Any:
         while True:
             await asyncio.sleep(min(REAPER_INTERVAL_S, timeout_s / 4))
             now = time.monotonic()
+            for sid in list(server._last_ping):  # busy (setup or a tool call running): not idle
+                setup, env = server._setup_tasks.get(sid), server._active_envs.get(sid)
+                if (setup is not None and not setup.done()) or getattr(env, "busy", 0):
+                    server._last_ping[sid] = now
             stale = [sid for sid, seen in list(server._last_ping.items()) if now - seen > timeout_s]
             for sid in stale:
                 await ors_server._delete_session(
