@@ -16,6 +16,9 @@ _NAMES = {
     "environment_class": "env",
     "split_names": "env",
     "create_app": "server",
+    "openreward_spec": "client",
+    "settled_reward": "client",
+    "use_local_server": "client",
 }
 __all__ = sorted(_NAMES)
 
@@ -24,6 +27,10 @@ def __getattr__(name: str) -> Any:
     module = _NAMES.get(name)
     if module is None:
         raise AttributeError(f"module 'adapters.ors' has no attribute {name!r}")
+    if module == "client":  # no openreward import: it only sets environment variables
+        from adapters.ors import client
+
+        return getattr(client, name)
     from adapters.ors import env, server
 
     return getattr(env if module == "env" else server, name)
