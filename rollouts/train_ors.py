@@ -86,7 +86,9 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
 
     torch.set_num_threads(1)
     if args.tiny:
-        model, tokenizer = build_tiny(str(Path(args.output_dir) / "tiny"))
+        model, tokenizer = build_tiny(
+            str(Path(args.output_dir) / "tiny"), args.sft_games, args.sft_steps
+        )
     else:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -141,6 +143,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--url", required=True, help="the ORS server (python -m adapters.ors)")
     parser.add_argument("--model", default="", help="a local model folder (or use --tiny)")
     parser.add_argument("--tiny", action="store_true", help="build the tiny local model")
+    parser.add_argument("--sft-games", type=int, default=100, help="--tiny: warm-up games")
+    parser.add_argument("--sft-steps", type=int, default=80, help="--tiny: warm-up steps")
     parser.add_argument("--split", default="tictactoe-train")
     parser.add_argument(
         "--reward",
