@@ -74,6 +74,7 @@ def split_names(games: Iterable[str]) -> list[str]:
     return names
 
 
+# rosetta: rollout: the client opens a session, reads the prompt and tools, calls tools until `finished` (rollouts/drivers/ors.py)
 class GameBridge(Environment):
     """One ``core.Episode`` per ORS session; no game logic here.
 
