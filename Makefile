@@ -1,9 +1,11 @@
 # gamebridge developer targets. `make help` lists them.
 #
-# Two virtual environments:
+# Three virtual environments:
 #   .venv       Python 3.11, `-e .[all,dev]`: core, every adapter but NeMo Gym, rollouts, tests.
 #   .venv-nemo  Python 3.12, nemo-gym==0.4.0 + `-e .[openspiel]` (core and the OpenSpiel bridge): NeMo Gym needs Python >= 3.12
 #               and pins older openai/mcp than Verifiers, so it cannot share .venv.
+#   .venv-ors   Python 3.11, `-e .[ors,trl,rollouts,openspiel]`: openreward pins sse-starlette==2.3.6,
+#               Verifiers' mcp 2.0 needs >= 3, so ORS (and TRL's OpenReward bridge) live apart.
 # Setup is idempotent: a stamp file named after a hash of pyproject.toml's content marks each venv
 # as done (it holds the install's duration in seconds), so changing pyproject.toml re-runs the
 # install and an unchanged one skips it, whatever its mtime. pip's full output goes to
@@ -16,28 +18,33 @@ SHELL := /bin/bash
 
 VENV := .venv
 NEMO_VENV := .venv-nemo
+ORS_VENV := .venv-ors
 PY := $(VENV)/bin/python
 NEMO_PY := $(NEMO_VENV)/bin/python
+ORS_PY := $(ORS_VENV)/bin/python
 PYPROJECT_HASH := $(shell sha256sum pyproject.toml | cut -c1-12)
 STAMP := $(VENV)/.installed-$(PYPROJECT_HASH)
 NEMO_STAMP := $(NEMO_VENV)/.installed-$(PYPROJECT_HASH)
+ORS_STAMP := $(ORS_VENV)/.installed-$(PYPROJECT_HASH)
 NEMO_GYM_PIN := nemo-gym==0.4.0
 PYTEST_ARGS ?=
 BENCH_ARGS ?=
 FILES ?= .
 
-.PHONY: docs help setup setup-venv setup-nemo setup-chromium test pytest lint format demo play bench fuzz \
+.PHONY: docs help setup setup-venv setup-nemo setup-ors setup-chromium test pytest lint format demo play bench fuzz \
 	load train-tiny clean
 
 help: ## List the targets.
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) \
 		| awk 'BEGIN {FS = ":.*## "} {printf "  %-16s %s\n", $$1, $$2}'
 
-setup: setup-venv setup-nemo setup-chromium ## Create .venv (3.11, all extras) and .venv-nemo (3.12); install chromium.
+setup: setup-venv setup-nemo setup-ors setup-chromium ## Create .venv (3.11, all extras), .venv-nemo (3.12) and .venv-ors (3.11); install chromium.
 
 setup-venv: $(STAMP) ## Create/refresh .venv only.
 
 setup-nemo: $(NEMO_STAMP) ## Create/refresh .venv-nemo only (NeMo Gym, Python 3.12).
+
+setup-ors: $(ORS_STAMP) ## Create/refresh .venv-ors only (ORS / openreward, with TRL; Python 3.11).
 
 # Installs hold a lock inside the venv: engineers sharing one tree may run `make test` at once.
 $(STAMP):
@@ -77,6 +84,24 @@ $(NEMO_STAMP):
 	secs=$$(( $$(date +%s) - start )); \
 	echo "$$secs" > $@; \
 	echo "setup: $(NEMO_VENV) ready in $${secs}s"
+
+$(ORS_STAMP):
+	@mkdir -p $(ORS_VENV); exec 9>$(ORS_VENV)/.setup.lock; flock 9; \
+	if [ -f $@ ]; then exit 0; fi; \
+	start=$$(date +%s); \
+	if [ ! -x $(ORS_PY) ]; then \
+		py=$$(.ci/find-python 3.11) || { echo "setup: no Python 3.11 found" >&2; exit 1; }; \
+		echo "setup: creating $(ORS_VENV) with $$py"; \
+		"$$py" -m venv $(ORS_VENV); \
+		$(ORS_PY) -m pip install -q -U pip setuptools wheel > $(ORS_VENV)/install.log 2>&1; \
+	fi; \
+	echo "setup: installing -e .[ors,trl,rollouts,openspiel] into $(ORS_VENV) (a fresh venv takes minutes)"; \
+	$(ORS_PY) -m pip install -e '.[ors,trl,rollouts,openspiel]' pytest pytest-timeout > $(ORS_VENV)/install.log 2>&1 \
+		|| { tail -n 40 $(ORS_VENV)/install.log >&2; echo "setup: pip failed, log: $(ORS_VENV)/install.log" >&2; exit 1; }; \
+	rm -f $(ORS_VENV)/.installed-*; \
+	secs=$$(( $$(date +%s) - start )); \
+	echo "$$secs" > $@; \
+	echo "setup: $(ORS_VENV) ready in $${secs}s"
 
 setup-chromium: ## Install Debian chromium (used by the HTML report test) if missing.
 	@if [ -x /usr/bin/chromium ]; then exit 0; fi; \

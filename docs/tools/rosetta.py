@@ -44,6 +44,7 @@ FRAMEWORKS: dict[str, tuple[str, tuple[str, ...]]] = {
     "nemo_gym": ("NeMo Gym", ("adapters/nemo_gym",)),
     "skyrl_gym": ("SkyRL Gym", ("adapters/skyrl_gym",)),
     "gem": ("GEM", ("adapters/gem",)),
+    "ors": ("ORS", ("adapters/ors",)),
     "trl": ("TRL", ("adapters/trl",)),
 }
 
