@@ -136,7 +136,17 @@ def _train_bpe(texts: Sequence[str], vocab_size: int) -> Any:
     return tok
 
 
-def _wrap(tok: Any) -> Any:
+PLAIN_CHAT_TEMPLATE = (
+    "{%- for message in messages %}"
+    "{{- '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>\\n' }}"
+    "{%- endfor %}"
+    "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}"
+)
+"""Qwen2.5's turn format without its default system prompt and without tools
+(``gamebridge train recipe``: a decision is the observation alone)."""
+
+
+def _wrap(tok: Any, chat_template: str | None = None) -> Any:
     from transformers import PreTrainedTokenizerFast
     from trl.chat_template_utils import qwen2_5_chat_template
 
@@ -145,26 +155,28 @@ def _wrap(tok: Any) -> Any:
         eos_token="<|im_end|>",
         pad_token="<|endoftext|>",
         padding_side="left",
-        chat_template=qwen2_5_chat_template,
+        chat_template=chat_template or qwen2_5_chat_template,
     )
     fast.add_tokens(list(ADDED_TOKENS))
     return fast
 
 
-def build_tokenizer(rows: Sequence[dict[str, Any]], vocab_size: int = 1024) -> Any:
-    """A byte-level BPE tokenizer trained on ``rows`` (chat rows) as TRL's
-    Qwen2.5 chat template renders them (two passes: the first tokenizer only
-    renders the template)."""
+def build_tokenizer(
+    rows: Sequence[dict[str, Any]], vocab_size: int = 1024, chat_template: str | None = None
+) -> Any:
+    """A byte-level BPE tokenizer trained on ``rows`` (chat rows) as the chat
+    template (default TRL's Qwen2.5) renders them (two passes: the first
+    tokenizer only renders the template)."""
     _require()
     pieces = [str(m.get("content") or "") for row in rows for m in row["messages"]]
-    first = _wrap(_train_bpe(pieces, 300))
+    first = _wrap(_train_bpe(pieces, 300), chat_template)
     texts = [
         first.apply_chat_template(
             row["messages"], tools=json.loads(row.get("tools") or "null"), tokenize=False
         )
         for row in rows
     ]
-    return _wrap(_train_bpe(texts + pieces, vocab_size))
+    return _wrap(_train_bpe(texts + pieces, vocab_size), chat_template)
 
 
 def build_model(tokenizer: Any, seed: int = 0, **overrides: Any) -> Any:
