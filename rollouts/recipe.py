@@ -71,7 +71,7 @@ class GamePlan:
 
 
 PLANS: dict[str, GamePlan] = {
-    "tictactoe": GamePlan(9, "optimal (minimax:9)", 0, 8, 3000, 800, 40, True),
+    "tictactoe": GamePlan(9, "optimal (minimax:9)", 0, 8, 3000, 800, 30, True),
     "connect_four": GamePlan(2, "minimax:2", 2, 8, 600, 600, 20, False),
     "wordle": GamePlan(2, "-", 0, 12, 600, 600, 0, False),
 }
