@@ -107,9 +107,9 @@ class Teacher(Opponent):
                 )
         else:
             moves = list(game.legal_moves(state))
-            value = sum(self._after(game, game.apply(state, m), player, budget) for m in moves) / len(
-                moves
-            )
+            value = sum(
+                self._after(game, game.apply(state, m), player, budget) for m in moves
+            ) / len(moves)
         with self._lock:
             if len(self._chances) >= self._cache_size:
                 self._chances.clear()
@@ -117,7 +117,9 @@ class Teacher(Opponent):
         return value
 
 
-def make_teacher(game: str, depth: int | None = None, lookahead: int | None | str = "default") -> Teacher:
+def make_teacher(
+    game: str, depth: int | None = None, lookahead: int | str | None = "default"
+) -> Teacher:
     """The teacher for ``game`` (depth and lookahead from :data:`TEACHER_DEPTHS`
     and :data:`TEACHER_LOOKAHEAD` unless given). Raises ``KeyError`` for an
     unknown game (as ``make_game`` does)."""

@@ -84,7 +84,10 @@ class TransformersModel:
 
         if self.context == "chat":
             return [
-                {"role": "system" if m["role"] == "developer" else m["role"], "content": m.get("content") or ""}
+                {
+                    "role": "system" if m["role"] == "developer" else m["role"],
+                    "content": m.get("content") or "",
+                }
                 for m in messages
             ]
         for m in reversed(messages):

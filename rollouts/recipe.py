@@ -71,7 +71,7 @@ class GamePlan:
 
 
 PLANS: dict[str, GamePlan] = {
-    "tictactoe": GamePlan(9, "optimal (minimax:9)", 0, 8, 3000, 800, 30, True),
+    "tictactoe": GamePlan(9, "optimal (minimax:9)", 0, 8, 3000, 600, 20, True),
     "connect_four": GamePlan(2, "minimax:2", 2, 8, 600, 600, 20, False),
     "wordle": GamePlan(2, "-", 0, 12, 600, 600, 0, False),
 }
@@ -125,6 +125,8 @@ class RecipeSettings:
     weak_start: str = "auto"
     """``yes``/``no``/``auto`` (the game's plan): the weaker-start arm."""
     weak_sft_fraction: float = 0.25
+    weak_rl_learning_rate: float = 1e-4
+    """GRPO learning rate of the weaker start (it has room; the strong start keeps 2e-5)."""
     threads: int = 1
     """Torch threads (1: on a shared, overloaded machine a second thread mostly spins)."""
     output_dir: str = ""
@@ -379,13 +381,16 @@ def run_rl_stages(
     sets: dict[str, list[Any]],
     clock: Clock,
     sampled: bool,
+    learning_rate: float | None = None,
 ) -> Any:
-    """The GRPO stages for one arm, each followed by its evaluation."""
+    """The GRPO stages for one arm, each followed by its evaluation (sampled
+    play too after the last stage when ``sampled``)."""
     from adapters.trl.rollout import TextRollout
     from rollouts.train_grpo import GRPOSettings, train_grpo
 
     plan = PLANS[s.game]
-    for k, (lo, hi) in enumerate(parse_stages(s.rl_stages), start=1):
+    stages = parse_stages(s.rl_stages)
+    for k, (lo, hi) in enumerate(stages, start=1):
         stage = f"{arm}rl{k}"
         grpo = GRPOSettings(
             game=s.game,
@@ -400,7 +405,7 @@ def run_rl_stages(
             num_groups=s.num_groups,
             num_generations=s.num_generations,
             temperature=s.temperature,
-            learning_rate=s.rl_learning_rate,
+            learning_rate=s.rl_learning_rate if learning_rate is None else learning_rate,
             loss_type=s.loss_type,
             epsilon_high=s.epsilon_high,
             max_steps=s.rl_steps,
@@ -422,8 +427,9 @@ def run_rl_stages(
         model = trainer.model
         results["logs"][stage] = [h for h in trainer.state.log_history if "loss" in h]
         clock.mark(stage)
-        record(s, model, tokenizer, stage, f"RL{k} ({lo:g}-{hi:g})", results, sets, sampled)
-        _log(s, clock, line(stage, results["stages"][stage]))
+        label = f"{'weak ' if arm else ''}RL{k} ({lo:g}-{hi:g})"
+        record(s, model, tokenizer, stage, label, results, sets, sampled and k == len(stages))
+        _log(s, clock, ("(weak start) " if arm else "") + line(stage, results["stages"][stage]))
     return model
 
 
@@ -438,7 +444,10 @@ def record(
     sampled: bool,
 ) -> None:
     plan = PLANS[s.game]
-    entry = {"label": label, "greedy": evaluate_model(model, tokenizer, sets, max_new_tokens=plan.max_new_tokens)}
+    entry = {
+        "label": label,
+        "greedy": evaluate_model(model, tokenizer, sets, max_new_tokens=plan.max_new_tokens),
+    }
     if sampled:
         entry["sampled"] = evaluate_model(
             model,
@@ -460,6 +469,79 @@ def line(key: str, entry: dict[str, Any]) -> str:
     return "  ".join(parts)
 
 
+def sft(
+    s: RecipeSettings,
+    model: Any,
+    tokenizer: Any,
+    rows: list[dict[str, Any]],
+    steps: int,
+    name: str,
+    results: dict[str, Any],
+) -> None:
+    """SFT ``model`` in place (cosine decay, whole-sequence loss unless ``sft_loss``)."""
+    from rollouts.train_sft import run_sft
+
+    trainer = run_sft(
+        model,
+        tokenizer,
+        rows,
+        output_dir=str(Path(s.output_dir) / name),
+        max_steps=steps,
+        learning_rate=s.sft_learning_rate,
+        batch_size=s.sft_batch_size,
+        seed=s.seed,
+        max_length=512,
+        progress=s.progress,
+        assistant_only_loss=s.sft_loss == "assistant",
+        lr_scheduler_type="cosine",
+        warmup_steps=min(20, steps // 10),
+    )
+    results["logs"][name] = [h for h in trainer.state.log_history if "loss" in h]
+
+
+def weak_arm(settings: dict[str, Any], tokenizer_dir: str) -> None:
+    """The weaker start (its own process): the uniform-tie minimax as teacher,
+    ``weak_sft_fraction`` of the SFT steps, the same RL stages at
+    ``weak_rl_learning_rate``; greedy evaluation after each; writes
+    ``weak.json`` and ``weak-model/`` beside the main run."""
+    import torch
+
+    from core.opponents import MinimaxOpponent
+    from rollouts.tiny import build_model, load_tokenizer, save_tiny
+
+    s = RecipeSettings(**settings)
+    torch.set_num_threads(s.threads)
+    plan = PLANS[s.game]
+    out = Path(s.output_dir)
+    clock = Clock()
+    tokenizer = load_tokenizer(tokenizer_dir)
+    sets = eval_sets(s)
+    results: dict[str, Any] = {"stages": {}, "logs": {}}
+    keep = {"win"} if s.game == "wordle" else {"win", "draw"}
+    games = play_teacher(MinimaxOpponent(plan.opponent_depth), teacher_tasks(s))
+    rows = sft_rows(decisions(games, keep), s.unique_repeats, s.seed)
+    model = build_model(tokenizer, seed=s.seed, **MODEL_CONFIG)
+    sft(
+        s,
+        model,
+        tokenizer,
+        rows,
+        max(1, int(s.sft_steps * s.weak_sft_fraction)),
+        "weak-sft",
+        results,
+    )
+    clock.mark("weak-sft")
+    record(s, model, tokenizer, "weak-sft", "weak SFT", results, sets, False)
+    _log(s, clock, "(weak start) " + line("weak-sft", results["stages"]["weak-sft"]))
+    if s.rl_steps > 0:
+        model = run_rl_stages(
+            s, model, tokenizer, "weak-", results, sets, clock, False, s.weak_rl_learning_rate
+        )
+    save_tiny(model, tokenizer, out / "weak-model", {"recipe": asdict(s), "arm": "weak"})
+    results["timing"] = clock.figures()
+    (out / "weak.json").write_text(json.dumps(results, indent=2))
+
+
 def run_recipe(settings: RecipeSettings) -> dict[str, Any]:
     """The whole recipe; returns (and writes) the results."""
     from rollouts.tiny import _require
@@ -467,14 +549,17 @@ def run_recipe(settings: RecipeSettings) -> dict[str, Any]:
     _require()
     import torch
 
-    from core.opponents import MinimaxOpponent
     from core.teacher import make_teacher
-    from rollouts.tiny import PLAIN_CHAT_TEMPLATE, build_model, build_tokenizer, save_tiny
-    from rollouts.train_sft import run_sft
+    from rollouts.tiny import (
+        PLAIN_CHAT_TEMPLATE,
+        TINY_MARKER,
+        build_model,
+        build_tokenizer,
+        save_tiny,
+    )
 
     s = resolve(settings)
     torch.set_num_threads(s.threads)
-    plan = PLANS[s.game]
     out = Path(s.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     clock = Clock()
@@ -495,8 +580,12 @@ def run_recipe(settings: RecipeSettings) -> dict[str, Any]:
         "held_out": {name: summarize(play_teacher(teacher, tasks)) for name, tasks in sets.items()},
     }
     clock.mark("teacher")
-    _log(s, clock, f"teacher {teacher.name}: {results['teacher']['kept']}/{len(games)} games kept, "
-         f"{len(pairs)} decisions ({results['teacher']['unique_decisions']} unique)")
+    _log(
+        s,
+        clock,
+        f"teacher {teacher.name}: {results['teacher']['kept']}/{len(games)} games kept, "
+        f"{len(pairs)} decisions ({results['teacher']['unique_decisions']} unique)",
+    )
     for name, e in results["teacher"]["held_out"].items():
         _log(s, clock, f"teacher ceiling vs {name}: {e['wins']}/{e['draws']}/{e['losses']}")
     rows = sft_rows(pairs, s.unique_repeats, s.seed)
@@ -510,35 +599,31 @@ def run_recipe(settings: RecipeSettings) -> dict[str, Any]:
         "config": MODEL_CONFIG,
         "sft_rows": len(rows),
         "prompt_tokens_mean": round(
-            sum(len(tokenizer.apply_chat_template(r["messages"][:1], add_generation_prompt=True))
-                for r in rows[:200]) / max(1, min(200, len(rows))),
+            sum(
+                len(tokenizer.apply_chat_template(r["messages"][:1], add_generation_prompt=True))
+                for r in rows[:200]
+            )
+            / max(1, min(200, len(rows))),
             1,
         ),
     }
-    record(s, model, tokenizer, "base", "base", results, sets, s.sampled)
+    # the weaker start runs beside the main arm, in its own process (the second core)
+    child = None
+    if s.weak_start == "yes":
+        import multiprocessing
+
+        tokenizer.save_pretrained(out / "tokenizer")
+        (out / "tokenizer" / TINY_MARKER).write_text("{}")
+        child = multiprocessing.get_context("spawn").Process(
+            target=weak_arm, args=(asdict(s), str(out / "tokenizer")), name="recipe-weak-start"
+        )
+        child.start()
+    record(s, model, tokenizer, "base", "base", results, sets, False)
     clock.mark("base")
     _log(s, clock, line("base", results["stages"]["base"]))
 
-    def sft(m: Any, data: list[dict[str, Any]], steps: int, name: str) -> None:
-        trainer = run_sft(
-            m,
-            tokenizer,
-            data,
-            output_dir=str(out / name),
-            max_steps=steps,
-            learning_rate=s.sft_learning_rate,
-            batch_size=s.sft_batch_size,
-            seed=s.seed,
-            max_length=512,
-            progress=s.progress,
-            assistant_only_loss=s.sft_loss == "assistant",
-            lr_scheduler_type="cosine",
-            warmup_steps=min(20, steps // 10),
-        )
-        results["logs"][name] = [h for h in trainer.state.log_history if "loss" in h]
-
     # 3. SFT
-    sft(model, rows, s.sft_steps, "sft")
+    sft(s, model, tokenizer, rows, s.sft_steps, "sft", results)
     clock.mark("sft")
     record(s, model, tokenizer, "sft", "SFT", results, sets, s.sampled)
     _log(s, clock, line("sft", results["stages"]["sft"]))
@@ -548,19 +633,15 @@ def run_recipe(settings: RecipeSettings) -> dict[str, Any]:
         model = run_rl_stages(s, model, tokenizer, "", results, sets, clock, s.sampled)
     save_tiny(model, tokenizer, out / "model", {"recipe": asdict(s)})
 
-    # the weaker start: the uniform-tie minimax as teacher, fewer SFT steps, the same RL
-    if s.weak_start == "yes":
-        weak_games = play_teacher(MinimaxOpponent(plan.opponent_depth), teacher_tasks(s))
-        weak_rows = sft_rows(decisions(weak_games, keep), s.unique_repeats, s.seed)
-        weak = build_model(tokenizer, seed=s.seed, **MODEL_CONFIG)
-        sft(weak, weak_rows, max(1, int(s.sft_steps * s.weak_sft_fraction)), "weak-sft")
-        clock.mark("weak-sft")
-        record(s, weak, tokenizer, "weak-sft", "weak SFT", results, sets, False)
-        _log(s, clock, line("weak-sft", results["stages"]["weak-sft"]))
-        if s.rl_steps > 0:
-            weak = run_rl_stages(s, weak, tokenizer, "weak-", results, sets, clock, False)
-        save_tiny(weak, tokenizer, out / "weak-model", {"recipe": asdict(s), "arm": "weak"})
-
+    if child is not None:
+        child.join()
+        weak_file = out / "weak.json"
+        if child.exitcode != 0 or not weak_file.exists():
+            raise RuntimeError(f"the weaker-start process failed (exit code {child.exitcode})")
+        weak = json.loads(weak_file.read_text())
+        results["stages"].update(weak["stages"])
+        results["logs"].update(weak["logs"])
+        results["weak_timing"] = weak["timing"]
     results["timing"] = clock.figures()
     write_results(s, results)
     return results
@@ -594,7 +675,10 @@ def stage_table(results: dict[str, Any], decoding: str, keys: Sequence[str]) -> 
         for name in sets:
             e = per_set[name]
             if name == "solve":
-                c += [f"{_pct(e['win_rate'])} {_ci(e['win_ci'])}", str(e.get("mean_guesses") or "-")]
+                c += [
+                    f"{_pct(e['win_rate'])} {_ci(e['win_ci'])}",
+                    str(e.get("mean_guesses") or "-"),
+                ]
             else:
                 n = max(e["games"], 1)
                 c += [
@@ -609,7 +693,11 @@ def stage_table(results: dict[str, Any], decoding: str, keys: Sequence[str]) -> 
         return "| " + " | ".join(c) + " |"
 
     if decoding == "greedy" and "teacher" in results:
-        rows.append(cells(f"teacher ({results['teacher']['name']}), ceiling", results["teacher"]["held_out"]))
+        rows.append(
+            cells(
+                f"teacher ({results['teacher']['name']}), ceiling", results["teacher"]["held_out"]
+            )
+        )
     for key in keys:
         entry = stages.get(key)
         if entry and decoding in entry:
@@ -651,8 +739,14 @@ def markdown(results: dict[str, Any]) -> str:
             *stage_table(results, "sampled", main),
         ]
     if weak:
-        lines += ["", "Weaker start (uniform-tie minimax as teacher, fewer SFT steps), greedy:", "",
-                  *stage_table({"stages": results["stages"]}, "greedy", weak)]
+        lines += [
+            "",
+            f"Weaker start (uniform-tie minimax as teacher, "
+            f"{max(1, int(s['sft_steps'] * s['weak_sft_fraction']))} SFT steps, "
+            f"RL lr {s['weak_rl_learning_rate']:g}), greedy:",
+            "",
+            *stage_table({"stages": results["stages"]}, "greedy", weak),
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -677,15 +771,21 @@ def svg_plot(results: dict[str, Any]) -> str:
         parts.append(f'<line x1="{left}" y1="{y}" x2="{width - 20}" y2="{y}" stroke="#eee"/>')
     for i, key in enumerate(keys):
         x = left + 50 + 90 * i
-        parts.append(f'<text x="{x - 30}" y="{bottom + 16}">{results["stages"][key]["label"][:14]}</text>')
+        parts.append(
+            f'<text x="{x - 30}" y="{bottom + 16}">{results["stages"][key]["label"][:14]}</text>'
+        )
         for j, (_, name, metric) in enumerate(series):
             e = results["stages"][key]["greedy"][name]
             rate, (lo, hi) = e[f"{metric}_rate"], e[f"{metric}_ci"]
             xx, c = x + 8 * j, colours[j % 3]
-            parts.append(f'<line x1="{xx}" y1="{bottom - 240 * lo}" x2="{xx}" y2="{bottom - 240 * hi}" stroke="{c}"/>')
+            parts.append(
+                f'<line x1="{xx}" y1="{bottom - 240 * lo}" x2="{xx}" y2="{bottom - 240 * hi}" stroke="{c}"/>'
+            )
             parts.append(f'<circle cx="{xx}" cy="{bottom - 240 * rate}" r="3" fill="{c}"/>')
     for j, (label, _, _) in enumerate(series):
-        parts.append(f'<text x="{left + 10 + 170 * j}" y="{bottom + 40}" fill="{colours[j % 3]}">{label} (greedy, 95% CI)</text>')
+        parts.append(
+            f'<text x="{left + 10 + 170 * j}" y="{bottom + 40}" fill="{colours[j % 3]}">{label} (greedy, 95% CI)</text>'
+        )
     parts.append("</svg>")
     return "\n".join(parts) + "\n"
 

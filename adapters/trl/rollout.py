@@ -190,9 +190,7 @@ class TextRollout:
             context, reply = derive_rng(ep.task.seed, "decision", i).choice(decisions)
             prompts.append(context)
             completions.append(reply)
-        return Played(
-            played.episodes, prompts, completions, [[1] * len(c) for c in completions]
-        )
+        return Played(played.episodes, prompts, completions, [[1] * len(c) for c in completions])
 
     def decision_prompt(self, tokenizer: Any, observation: str) -> list[int]:
         """The one-decision context: the observation as the only user turn."""

@@ -24,7 +24,9 @@ def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from rollouts.train_sft import run_sft
 
     tasks = make_tasks(120, seed=3, opponent="minimax", depth=9, num_groups=10)
-    rows = sft_rows(decisions(play_teacher(make_teacher("tictactoe"), tasks), {"win", "draw"}), 1, 0)
+    rows = sft_rows(
+        decisions(play_teacher(make_teacher("tictactoe"), tasks), {"win", "draw"}), 1, 0
+    )
     tokenizer = build_tokenizer(rows, 512)
     model = build_model(tokenizer, **{**MODEL_CONFIG, "num_hidden_layers": 2})
     out = tmp_path_factory.mktemp("policy_model")
@@ -64,9 +66,9 @@ def _conversation() -> list[dict[str, Any]]:
 
 
 def test_chat_json_sse_and_tool_calls_agree(server: str) -> None:
-    from core.prompts import tool_schema
     from core.games import make_game
     from core.parsing import parse_reply
+    from core.prompts import tool_schema
 
     messages = _conversation()
     with httpx.Client(timeout=60) as client:
@@ -80,9 +82,7 @@ def test_chat_json_sse_and_tool_calls_agree(server: str) -> None:
             f"{server}/chat/completions", json={"messages": messages, "stream": True}
         ).text
         pieces = [
-            json.loads(line[6:])
-            for line in stream.splitlines()
-            if line.startswith("data: {")
+            json.loads(line[6:]) for line in stream.splitlines() if line.startswith("data: {")
         ]
         streamed = "".join(
             (p["choices"][0]["delta"].get("content") or "") for p in pieces if p["choices"]
@@ -119,9 +119,7 @@ def test_compare_runs_the_trained_model_through_every_framework(
 ) -> None:
     from rollouts.cli import main
 
-    code = main(
-        ["compare", "--base-url", server, "-n", "3", "--seed", "4", "--out", str(tmp_path)]
-    )
+    code = main(["compare", "--base-url", server, "-n", "3", "--seed", "4", "--out", str(tmp_path)])
     out = capsys.readouterr().out
     assert "IDENTICAL across" in out, out[-2000:]
     assert code == 0
