@@ -32,7 +32,7 @@ BENCH_ARGS ?=
 FILES ?= .
 
 .PHONY: docs help setup setup-venv setup-nemo setup-ors setup-chromium test pytest lint format demo play bench fuzz \
-	load train-tiny clean
+	load train-recipe clean
 
 help: ## List the targets.
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) \
@@ -152,9 +152,10 @@ load: setup ## Load-test the environment servers (rollouts/load.py).
 	@test -f rollouts/load.py || { echo "load: rollouts/load.py does not exist yet" >&2; exit 1; }
 	$(PY) -m rollouts.load
 
-train-tiny: setup-venv ## Train a tiny local model with TRL on CPU (rollouts/train_tiny.py).
-	@test -f rollouts/train_tiny.py || { echo "train-tiny: rollouts/train_tiny.py does not exist yet" >&2; exit 1; }
-	$(PY) -m rollouts.train_tiny
+GAME ?= tictactoe
+RECIPE_ARGS ?=
+train-recipe: setup-venv ## The seed's recipe on CPU: teacher, tiny model, SFT, GRPO, table into docs/trl.md (QUICK=1: smoke run; GAME=...).
+	$(VENV)/bin/gamebridge train recipe --game $(GAME) $(if $(QUICK),--quick,) $(RECIPE_ARGS)
 
 docs: setup-venv ## Regenerate docs/frameworks.md's Rosetta table (after editing an adapter).
 	$(PY) docs/tools/rosetta.py --write

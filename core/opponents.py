@@ -188,6 +188,25 @@ class MoveListOpponent(Opponent):
         return move
 
 
+_SHARED: dict[int, MinimaxOpponent] = {}
+_SHARED_LOCK = threading.Lock()
+SHARED_CACHE_SIZE = 65_536
+"""Search results one shared ``MinimaxOpponent`` per depth keeps (all of
+Tic-Tac-Toe's 5,478 positions fit)."""
+
+
+def shared_minimax(depth: int) -> MinimaxOpponent:
+    """The process-wide ``MinimaxOpponent`` of ``depth``: search results depend
+    only on (game, position, depth), so every episode may share one cache (a
+    fresh opponent per episode searched the opening again in every game). The
+    random tie-break still comes from each call's ``rng``."""
+    with _SHARED_LOCK:
+        opponent = _SHARED.get(depth)
+        if opponent is None:
+            opponent = _SHARED[depth] = MinimaxOpponent(depth, cache_size=SHARED_CACHE_SIZE)
+        return opponent
+
+
 def make_opponent(kind: str = "minimax", depth: int = 2, random_move_prob: float = 0.0) -> Opponent:
     """The opponent a task describes.
 
@@ -200,7 +219,7 @@ def make_opponent(kind: str = "minimax", depth: int = 2, random_move_prob: float
     if kind == "random":
         base: Opponent = RandomOpponent()
     elif kind == "minimax":
-        base = MinimaxOpponent(depth)
+        base = shared_minimax(depth)
     elif kind == "mcts":
         base = MctsOpponent(depth)
     else:

@@ -97,14 +97,49 @@ def _add_serve(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000)
-    p.add_argument("--model-name", default="scripted", help="the id /v1/models reports")
+    p.add_argument("--model-name", default=None, help="the id /v1/models reports")
+    p.add_argument(
+        "--model-path",
+        default=None,
+        help="serve a trained checkpoint (transformers backend) instead of the scripted player",
+    )
+    p.add_argument(
+        "--context",
+        choices=("observation", "chat"),
+        default="observation",
+        help="model backend: the last observation alone (recipe models) or the whole chat",
+    )
+    p.add_argument(
+        "--temperature", type=float, default=0.0, help="model backend: 0 is greedy (default)"
+    )
     p.set_defaults(func=_run_serve)
 
 
 def _run_serve(args: argparse.Namespace) -> int:
     from rollouts.policy_server import serve
 
-    serve(args.policy, args.seed, host=args.host, port=args.port, model_name=args.model_name)
+    backend = None
+    if args.model_path:
+        from rollouts.policy_model import ModelPathError, TransformersModel
+
+        try:
+            backend = TransformersModel(
+                args.model_path,
+                model_name=args.model_name,
+                context=args.context,
+                temperature=args.temperature,
+            )
+        except (ModelPathError, ValueError) as e:
+            print(f"gamebridge serve-policy: {e}", file=sys.stderr)
+            return 2
+    serve(
+        args.policy,
+        args.seed,
+        host=args.host,
+        port=args.port,
+        model_name=args.model_name or "scripted",
+        backend=backend,
+    )
     return 0
 
 

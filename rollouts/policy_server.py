@@ -319,9 +319,12 @@ def create_app(
     *,
     model_name: str = DEFAULT_MODEL_NAME,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    backend: Any = None,
 ) -> FastAPI:
-    """The FastAPI app answering with ``ScriptedPlayer(policy, seed)``."""
-    model = PolicyModel(policy, seed, model_name)
+    """The FastAPI app answering with ``ScriptedPlayer(policy, seed)``, or with
+    ``backend`` (an object with ``model_name`` and ``answer(messages,
+    use_tool) -> Answer``, e.g. ``rollouts.policy_model.TransformersModel``)."""
+    model = backend if backend is not None else PolicyModel(policy, seed, model_name)
     app = FastAPI(title="gamebridge policy server", docs_url=None, redoc_url=None)
     app.state.model = model
 
@@ -645,13 +648,16 @@ def serve_in_thread(
     model_name: str = DEFAULT_MODEL_NAME,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     startup_timeout: float = 30.0,
+    backend: Any = None,
 ) -> Iterator[str]:
     """Run the policy server in a background thread; yields ``http://host:port/v1``.
 
     ``port=0`` picks a free port (the socket is bound before the server starts,
     so there is no race). The server is stopped when the block exits.
     """
-    app = create_app(policy, seed, model_name=model_name, max_body_bytes=max_body_bytes)
+    app = create_app(
+        policy, seed, model_name=model_name, max_body_bytes=max_body_bytes, backend=backend
+    )
     sock = _bind(host, port)
     actual_port = sock.getsockname()[1]
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
@@ -689,13 +695,17 @@ def serve(
     port: int = 8000,
     model_name: str = DEFAULT_MODEL_NAME,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    backend: Any = None,
 ) -> None:
     """Run the policy server in the foreground (``gamebridge serve-policy``);
     ``port=0`` picks a free one. Prints the base URL once listening."""
-    app = create_app(policy, seed, model_name=model_name, max_body_bytes=max_body_bytes)
+    app = create_app(
+        policy, seed, model_name=model_name, max_body_bytes=max_body_bytes, backend=backend
+    )
     sock = _bind(host, port)
     actual = sock.getsockname()[1]
-    print(f"policy server ({policy}, seed {seed}) at http://{host}:{actual}/v1", flush=True)
+    what = backend.policy if backend is not None else f"{policy}, seed {seed}"
+    print(f"policy server ({what}) at http://{host}:{actual}/v1", flush=True)
     config = uvicorn.Config(app, log_level="info", access_log=False, lifespan="off")
     try:
         uvicorn.Server(config).run(sockets=[sock])

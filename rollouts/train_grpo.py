@@ -52,6 +52,10 @@ class GRPOSettings:
     mode: str = "env_factory"
     num_tasks: int = 1024
     opponent: str = "minimax"
+    depth: int = 2
+    """The minimax opponent's search depth (Tic-Tac-Toe: 9 is the optimal opponent)."""
+    opening_plies: int = -1
+    """Random plies before the model's first turn (-1: core's default for the game)."""
     max_invalid_moves: int = -1
     """Task override: invalid replies allowed per game (-1: core's default; 0:
     strict, the first invalid reply forfeits, so no illegal reply ever shares
@@ -69,6 +73,11 @@ class GRPOSettings:
     max_new_tokens: int = 64
     """rollout_func: cap on one reply."""
     beta: float = 0.0
+    loss_type: str = "dapo"
+    """TRL's ``GRPOConfig.loss_type``: grpo, dr_grpo, dapo (TRL's default), bnpo,
+    cispo (the seed course's loss), sapo, luspo, vespo."""
+    epsilon_high: float = 0.0
+    """Upper clip (0: TRL's default; cispo: 5.0 is the suggested value)."""
     lora: bool = False
     lora_r: int = 16
     vllm: bool = False
@@ -92,6 +101,8 @@ def make_train_tasks(s: GRPOSettings) -> list[Any]:
         max_random_move_prob=s.max_random_move_prob,
         num_groups=s.num_groups,
         opponent=s.opponent,
+        depth=s.depth,
+        opening_plies=None if s.opening_plies < 0 else s.opening_plies,
         **overrides,
     )
 
@@ -120,6 +131,8 @@ def grpo_config(s: GRPOSettings, *, progress: bool = True) -> Any:
         num_generations=s.num_generations,
         temperature=s.temperature,
         beta=s.beta,
+        loss_type=s.loss_type,
+        **({"epsilon_high": s.epsilon_high} if s.epsilon_high > 0 else {}),
         max_completion_length=s.max_completion_length,
         # Each block of num_groups tasks spans the difficulty range: keep the order.
         shuffle_dataset=False,
