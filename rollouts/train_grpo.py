@@ -24,6 +24,7 @@ also runs, slowly, with plain transformers generation.
 from __future__ import annotations
 
 import argparse
+import os
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
@@ -105,18 +106,21 @@ def grpo_config(s: GRPOSettings, *, progress: bool = True) -> Any:
     if s.mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {s.mode!r}")
     batch = s.num_groups * s.num_generations
-    per_device = s.per_device_batch_size or batch
-    if batch % per_device:
+    # Under `accelerate launch` (rollouts.train_ddp) each of WORLD_SIZE processes takes its
+    # share: `batch` games per optimizer update in all, whatever the number of processes.
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    per_device = s.per_device_batch_size or max(1, batch // world)
+    if batch % (per_device * world):
         raise ValueError(
             f"num_groups x num_generations ({batch}) must be a multiple of "
-            f"per_device_batch_size ({per_device})"
+            f"per_device_batch_size ({per_device}) x processes ({world})"
         )
     return GRPOConfig(
         output_dir=s.output_dir,
         max_steps=s.max_steps,
         learning_rate=s.learning_rate,
         per_device_train_batch_size=per_device,
-        gradient_accumulation_steps=batch // per_device,
+        gradient_accumulation_steps=batch // (per_device * world),
         num_generations=s.num_generations,
         temperature=s.temperature,
         beta=s.beta,
