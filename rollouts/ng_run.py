@@ -239,25 +239,26 @@ def compare_with_core(
     """Problems (empty when every rollout's reward and trajectory equal core's)."""
     from rollouts.drivers.core import CoreDriver
 
-    reference = {
-        r.task["task_id"]: r
-        for r in CoreDriver().run(tasks, base_url=policy_url, model="scripted")
-    }
+    records = CoreDriver().run(tasks, base_url=policy_url, model="scripted")
     problems = []
     seen = set()
     for row in rollouts:
-        task_id = row.get("task", {}).get("task_id")
-        info = row.get("info") or {}
-        ref = reference.get(task_id)
-        if ref is None:
-            problems.append(f"a rollout for an unknown task {task_id!r}")
+        # NeMo Gym's rollout rows carry the input row's index, not the row itself.
+        index = row.get("_ng_task_index")
+        if not isinstance(index, int) or not 0 <= index < len(records):
+            problems.append(f"a rollout with no input row index: {str(row)[:200]}")
             continue
-        seen.add(task_id)
+        ref = records[index]
+        task_id = ref.trajectory["task_id"]
+        seen.add(index)
+        info = row.get("info") or {}
         if row.get("reward") != ref.reward["total"]:
-            problems.append(f"{task_id}: NeMo Gym reward {row.get('reward')} != core's {ref.reward['total']}")
+            problems.append(
+                f"{task_id}: NeMo Gym reward {row.get('reward')} != core's {ref.reward['total']}"
+            )
         if info.get("trajectory") != ref.trajectory:
             problems.append(f"{task_id}: the trajectory differs from core's")
-    missing = sorted(set(reference) - seen)
+    missing = [records[i].trajectory["task_id"] for i in range(len(records)) if i not in seen]
     if missing:
         problems.append(f"no rollout for {missing}")
     return problems
@@ -295,7 +296,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"ng-run: {len(rollouts)} rollouts in {paths.rollouts} ({elapsed:.0f}s with server start-up)")
     for row in rollouts:
         info = row.get("info") or {}
-        print(f"  {row['task']['task_id']}: reward {row.get('reward')} ({info.get('result')})")
+        task_id = (info.get("trajectory") or {}).get("task_id")
+        print(f"  {task_id}: reward {row.get('reward')} ({info.get('result')})")
     if problems:
         for line in problems:
             print(f"ng-run: DIFFERENT: {line}")

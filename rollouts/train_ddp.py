@@ -79,6 +79,7 @@ def _recorder(trainer_box: dict[str, Any], rollout: Any, out: Path, rank: int) -
                         "step": state.global_step,
                         "rank": rank,
                         "index": i,
+                        "task_id": ep.task.task_id,
                         "task": ep.task.to_dict(),
                         "trajectory": ep.to_dict(),
                         "components": dict(ep.reward().components),
@@ -178,7 +179,7 @@ def check_run(folder: str | Path, *, tol: float = 1e-6) -> dict[str, Any]:
             logged = log[f"rewards/reward_{name}/mean"]
             if abs(mean - logged) > tol:
                 raise CheckError(f"step {step}: logged {name} mean {logged}, core's {mean}")
-        counts = Counter(g["task"]["task_id"] for g in games)
+        counts = Counter(g["task_id"] for g in games)
         if set(counts.values()) != {generations} or len(counts) != groups:
             raise CheckError(f"step {step}: groups not whole: {dict(counts)}")
         strata = sorted({int(g["task"]["random_move_prob"] * groups) for g in games})
@@ -200,7 +201,7 @@ def per_task(folder: str | Path) -> dict[int, list[tuple[str, dict[str, float]]]
     rows, _, _ = read_run(folder)
     out: dict[int, list[tuple[str, dict[str, float]]]] = defaultdict(list)
     for row in rows:
-        out[row["step"]].append((row["task"]["task_id"], row["components"]))
+        out[row["step"]].append((row["task_id"], row["components"]))
     return {step: sorted(games, key=lambda g: (g[0], json.dumps(g[1]))) for step, games in out.items()}
 
 
@@ -255,12 +256,18 @@ def build_tiny(out: str, sft_steps: int, seed: int) -> Path:
 
 # --- the whole path (make train-ddp) -----------------------------------------------------------------
 def launch_argv(processes: int, flags: Sequence[str]) -> list[str]:
-    """``accelerate launch --cpu --num_processes N -m rollouts.train_ddp train FLAGS``."""
+    """``accelerate launch --multi_gpu --num_processes N -m rollouts.train_ddp train FLAGS``.
+
+    ``--multi_gpu`` is accelerate's torchrun launcher; with the trainer on CPU
+    (``--cpu``, TRL's ``use_cpu``) each rank runs on CPU and the process group
+    is gloo (``DistributedType.MULTI_CPU``). ``accelerate launch --cpu
+    --num_processes N`` would start ONE process: accelerate 1.15 runs several
+    CPU processes only through ``mpirun`` (``--mpirun_hostfile``)."""
     accelerate = Path(sys.executable).with_name("accelerate")
     return [
         str(accelerate),
         "launch",
-        "--cpu",
+        "--multi_gpu" if processes > 1 else "--cpu",  # --multi_gpu refuses 1 process
         "--num_processes",
         str(processes),
         "--num_machines",

@@ -73,6 +73,11 @@ class GRPOSettings:
     lora: bool = False
     lora_r: int = 16
     vllm: bool = False
+    vllm_mode: str = "colocate"
+    """``colocate`` (vLLM inside each training process) or ``server`` (``trl vllm-serve``
+    on its own GPUs; docs/trl.md, "More than one process")."""
+    vllm_server_base_url: str = ""
+    """Server mode: the ``trl vllm-serve`` address (empty: TRL's default, port 8000)."""
     bf16: bool = False
     cpu: bool = False
     seed: int = 0
@@ -131,7 +136,8 @@ def grpo_config(s: GRPOSettings, *, progress: bool = True) -> Any:
         # A finished game answers make_move with its final observation; stop a model that keeps calling.
         max_tool_calling_iterations=Task(game=s.game).turn_limit() + 1,
         use_vllm=s.vllm,
-        vllm_mode="colocate",
+        vllm_mode=s.vllm_mode,
+        vllm_server_base_url=s.vllm_server_base_url or None,
         use_cpu=s.cpu,
         bf16=s.bf16 and not s.cpu,
         fp16=False,
