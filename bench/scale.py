@@ -147,7 +147,9 @@ def write_doc(text: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.scale", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.scale", description=__doc__.split("\n")[0]
+    )
     parser.add_argument("-n", type=int, default=16, help="eval episodes per run")
     parser.add_argument("--game", default="connect_four")
     parser.add_argument("--trl-steps", type=int, default=4)

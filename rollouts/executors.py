@@ -84,9 +84,7 @@ def _import_ray() -> Any:
     try:
         import ray
     except ImportError as e:
-        raise ImportError(
-            "--executor ray needs Ray; install with: pip install -e '.[ray]'"
-        ) from e
+        raise ImportError("--executor ray needs Ray; install with: pip install -e '.[ray]'") from e
     return ray
 
 
@@ -131,9 +129,7 @@ def run_on_ray(
             num_cpus=1, max_retries=max_retries, retry_exceptions=False
         )
         driver_ref = ray.put(driver)
-        refs = [
-            remote.remote(driver_ref, t.to_dict(), base_url, model, api_key) for t in task_list
-        ]
+        refs = [remote.remote(driver_ref, t.to_dict(), base_url, model, api_key) for t in task_list]
         return _collect(ray, refs, task_list, driver.name or type(driver).__name__, progress)
     finally:
         if started:
@@ -231,7 +227,9 @@ def check_every_game(n: int = 6, concurrency: int = 2, out_dir: str = "runs/eval
 if __name__ == "__main__":
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m rollouts.executors", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m rollouts.executors", description=__doc__.split("\n")[0]
+    )
     parser.add_argument("-n", type=int, default=6, help="tasks per game (default %(default)s)")
     parser.add_argument("--concurrency", type=int, default=2)
     parser.add_argument("--out", default="runs/eval-ray")

@@ -29,6 +29,7 @@ say which step failed. Logs: ``<workdir>/ng_run.log``, ``collect.log``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -116,9 +117,7 @@ def layout(workdir: Path, tasks: Sequence[Any], policy_url: str) -> Paths:
     )
     rollouts = workdir / "rollouts.jsonl"
     rollouts.unlink(missing_ok=True)
-    return Paths(
-        workdir, rows, rollouts, workdir / "ng_run.log", workdir / "collect.log"
-    )
+    return Paths(workdir, rows, rollouts, workdir / "ng_run.log", workdir / "collect.log")
 
 
 def _env() -> dict[str, str]:
@@ -155,10 +154,8 @@ def _stop(process: subprocess.Popen[bytes], grace: float = 60.0) -> None:
         os.killpg(process.pid, signal.SIGINT)
         process.wait(timeout=grace)
     except (ProcessLookupError, subprocess.TimeoutExpired):
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         process.wait(timeout=10)
 
 
@@ -293,7 +290,9 @@ def run(args: argparse.Namespace) -> int:
             return 1
         elapsed = time.perf_counter() - t0
         problems = compare_with_core(rollouts, tasks, policy_url)
-    print(f"ng-run: {len(rollouts)} rollouts in {paths.rollouts} ({elapsed:.0f}s with server start-up)")
+    print(
+        f"ng-run: {len(rollouts)} rollouts in {paths.rollouts} ({elapsed:.0f}s with server start-up)"
+    )
     for row in rollouts:
         info = row.get("info") or {}
         task_id = (info.get("trajectory") or {}).get("task_id")
@@ -302,12 +301,16 @@ def run(args: argparse.Namespace) -> int:
         for line in problems:
             print(f"ng-run: DIFFERENT: {line}")
         return 1
-    print(f"ng-run: IDENTICAL: {len(rollouts)} NeMo Gym rollouts equal core's rewards and trajectories")
+    print(
+        f"ng-run: IDENTICAL: {len(rollouts)} NeMo Gym rollouts equal core's rewards and trajectories"
+    )
     return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m rollouts.ng_run", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m rollouts.ng_run", description=__doc__.split("\n")[0]
+    )
     parser.add_argument("--game", default="tictactoe")
     parser.add_argument("-n", type=int, default=4, help="tasks (default %(default)s)")
     parser.add_argument("--seed", type=int, default=0)

@@ -120,7 +120,9 @@ def train(args: argparse.Namespace) -> int:
         from transformers import GenerationConfig
 
         trainer.generation_kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
-        trainer.generation_config = GenerationConfig(**trainer.generation_kwargs, disable_compile=True)
+        trainer.generation_config = GenerationConfig(
+            **trainer.generation_kwargs, disable_compile=True
+        )
     box["trainer"] = trainer
     t0 = time.perf_counter()
     trainer.train()
@@ -137,7 +139,9 @@ def train(args: argparse.Namespace) -> int:
 
 
 # --- check ------------------------------------------------------------------------------------------
-def read_run(folder: str | Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
+def read_run(
+    folder: str | Path,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
     """(every rank's game rows, rank 0's log history, the settings) of a recorded run."""
     out = Path(folder)
     rows: list[dict[str, Any]] = []
@@ -202,7 +206,9 @@ def per_task(folder: str | Path) -> dict[int, list[tuple[str, dict[str, float]]]
     out: dict[int, list[tuple[str, dict[str, float]]]] = defaultdict(list)
     for row in rows:
         out[row["step"]].append((row["task_id"], row["components"]))
-    return {step: sorted(games, key=lambda g: (g[0], json.dumps(g[1]))) for step, games in out.items()}
+    return {
+        step: sorted(games, key=lambda g: (g[0], json.dumps(g[1]))) for step, games in out.items()
+    }
 
 
 def compare_runs(a: str | Path, b: str | Path) -> None:
@@ -223,6 +229,7 @@ def build_tiny(out: str, sft_steps: int, seed: int) -> Path:
     and ``make_move`` tool calls), saved where ``--model`` can load it."""
     import torch
 
+    from core.tasks import make_tasks
     from rollouts.tiny import (
         build_model,
         build_tokenizer,
@@ -231,8 +238,6 @@ def build_tiny(out: str, sft_steps: int, seed: int) -> Path:
         scripted_records,
     )
     from rollouts.train_sft import run_sft
-
-    from core.tasks import make_tasks
 
     torch.set_num_threads(1)
     tasks = make_tasks(120, seed=seed + 1, num_groups=1, opponent="random")
@@ -251,7 +256,9 @@ def build_tiny(out: str, sft_steps: int, seed: int) -> Path:
         seed=seed,
         progress=False,
     )
-    return save_tiny(model, tokenizer, out, {"built_by": "rollouts.train_ddp", "sft_steps": sft_steps})
+    return save_tiny(
+        model, tokenizer, out, {"built_by": "rollouts.train_ddp", "sft_steps": sft_steps}
+    )
 
 
 # --- the whole path (make train-ddp) -----------------------------------------------------------------
@@ -283,7 +290,9 @@ def launch_argv(processes: int, flags: Sequence[str]) -> list[str]:
     ]
 
 
-def train_flags(model: str, record: Path, mode: str, steps: int, seed: int, *, greedy: bool) -> list[str]:
+def train_flags(
+    model: str, record: Path, mode: str, steps: int, seed: int, *, greedy: bool
+) -> list[str]:
     """The small CPU settings of the demo: 2 groups x 2 generations = 4 games per update
     (2 per rank on 2 processes), Tic-Tac-Toe against a random opponent."""
     flags = [
@@ -312,12 +321,18 @@ def run_launch(processes: int, flags: Sequence[str], log: Path) -> float:
     t0 = time.perf_counter()
     with log.open("wb") as out:
         done = subprocess.run(
-            launch_argv(processes, flags), stdout=out, stderr=subprocess.STDOUT, env=env, check=False
+            launch_argv(processes, flags),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+            check=False,
         )
     seconds = time.perf_counter() - t0
     if done.returncode != 0:
         tail = "\n".join(log.read_text(errors="replace").splitlines()[-30:])
-        raise CheckError(f"accelerate launch ({processes} processes) exited {done.returncode}:\n{tail}")
+        raise CheckError(
+            f"accelerate launch ({processes} processes) exited {done.returncode}:\n{tail}"
+        )
     return seconds
 
 
@@ -372,7 +387,9 @@ def demo(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     from rollouts import train_grpo
 
-    parser = argparse.ArgumentParser(prog="python -m rollouts.train_ddp", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m rollouts.train_ddp", description=__doc__.split("\n")[0]
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("train", help="one rank of GRPO (run it under accelerate launch)")
     train_grpo.add_arguments(p)
@@ -384,8 +401,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True)
     p.add_argument("--sft-steps", type=int, default=80)
     p.add_argument("--seed", type=int, default=0)
-    p.set_defaults(func=lambda a: print(f"tiny model: {build_tiny(a.out, a.sft_steps, a.seed)}") or 0)
-    p = sub.add_parser("demo", help="tiny model, 2-process runs of both hooks, checks (make train-ddp)")
+    p.set_defaults(
+        func=lambda a: print(f"tiny model: {build_tiny(a.out, a.sft_steps, a.seed)}") or 0
+    )
+    p = sub.add_parser(
+        "demo", help="tiny model, 2-process runs of both hooks, checks (make train-ddp)"
+    )
     p.add_argument("--out", default="runs/ddp")
     p.add_argument("--modes", default="rollout_func,env_factory")
     p.add_argument("--steps", type=int, default=3)

@@ -106,7 +106,9 @@ def test_killed_worker_without_retries_is_a_reported_failure(
     tasks = make_tasks(3, seed=7, game="tictactoe", num_groups=1)
     victim = tasks[2].task_id
     with pytest.raises(DriverError, match=f"1 of 3 episodes failed on Ray: {victim}"):
-        run_on_ray(_killer(str(tmp_path), victim), tasks, base_url=url, model="scripted", max_retries=0)
+        run_on_ray(
+            _killer(str(tmp_path), victim), tasks, base_url=url, model="scripted", max_retries=0
+        )
     assert f"task {victim} FAILED" in capsys.readouterr().err
 
 
@@ -133,4 +135,3 @@ def test_failing_episode_is_reported_by_task(cluster: None, url: str) -> None:
 def test_unknown_executor_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown executor"):
         run_tasks(CoreDriver(), [], base_url="http://127.0.0.1:9/v1", model="m", executor="x")
-
