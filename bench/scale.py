@@ -90,11 +90,10 @@ def eval_rows(n: int, game: str) -> list[dict[str, Any]]:
     return rows
 
 
-def trl_rows(out: Path, steps: int) -> list[dict[str, Any]]:
+def trl_rows(out: Path, steps: int, tiny: Path) -> list[dict[str, Any]]:
     from rollouts import train_ddp
     from rollouts.tiny import TINY_MARKER
 
-    tiny = out / "tiny"
     if not (tiny / TINY_MARKER).exists():
         train_ddp.build_tiny(str(tiny), 80, 0)
     seconds = {}
@@ -154,6 +153,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--game", default="connect_four")
     parser.add_argument("--trl-steps", type=int, default=4)
     parser.add_argument("--skip-trl", action="store_true")
+    parser.add_argument(
+        "--tiny",
+        default="runs/ddp/tiny",
+        help="tiny model folder (built if missing; make train-ddp's)",
+    )
     parser.add_argument("--out", default="runs/bench-scale")
     parser.add_argument("--no-doc", action="store_true")
     args = parser.parse_args(argv)
@@ -163,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.skip_trl:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
-        rows += trl_rows(out, args.trl_steps)
+        rows += trl_rows(out, args.trl_steps, Path(args.tiny))
     after = tuple(round(x, 2) for x in os.getloadavg())
     text = section(rows, (before, after), time.perf_counter() - t0)
     print(text)

@@ -6,7 +6,7 @@
 * ``thread``: ``driver.run(tasks, ...)`` unchanged (a thread pool of
   ``concurrency`` inside this process, see ``rollouts.drivers.base``).
 * ``ray``: one Ray task per episode. Each task unpickles the driver on a Ray
-  worker and calls ``driver.run([task], ...)`` there, so the worker opens its own
+  worker and plays the episode there (:func:`play_one`): the worker has its own
   session (its client, its environment server if the driver starts one) and
   plays exactly the episode the thread executor would; the episode is still
   ``core.Episode`` through the driver's framework, nothing is re-implemented.
@@ -27,11 +27,13 @@ notebook), that cluster is used and left running. The model endpoint
 
 from __future__ import annotations
 
+import atexit
 import sys
 from collections.abc import Iterable, Sequence
+from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any
 
-from rollouts.drivers.base import DriverError, RolloutRecord, as_tasks
+from rollouts.drivers.base import DriverError, RolloutRecord, RunContext, as_tasks
 
 if TYPE_CHECKING:
     from core.tasks import Task
@@ -88,11 +90,61 @@ def _import_ray() -> Any:
     return ray
 
 
+_SESSIONS: dict[tuple[str, ...], tuple[ExitStack, RunContext]] = {}
+"""Per worker process: the open session of each plain driver (see :func:`play_one`)."""
+
+
+def _plain(driver: Driver) -> bool:
+    """The driver keeps the base ``run`` and ``session``: a client, nothing started."""
+    from rollouts.drivers.base import Driver
+
+    return type(driver).run is Driver.run and type(driver).session is Driver.session
+
+
+def _session(driver: Driver, base_url: str, model: str, api_key: str | None) -> RunContext:
+    key = (
+        type(driver).__module__,
+        type(driver).__qualname__,
+        repr(sorted(vars(driver).items())),
+        base_url,
+        model,
+        str(api_key),
+    )
+    if key not in _SESSIONS:
+        stack = ExitStack()
+        ctx = stack.enter_context(
+            driver.session(base_url=base_url, model=model, api_key=api_key, concurrency=1)
+        )
+        if not _SESSIONS:
+            atexit.register(_close_sessions)
+        _SESSIONS[key] = (stack, ctx)
+    return _SESSIONS[key][1]
+
+
+def _close_sessions() -> None:
+    for stack, _ in _SESSIONS.values():
+        stack.close()
+    _SESSIONS.clear()
+
+
 def play_one(
     driver: Driver, task: dict[str, Any], base_url: str, model: str, api_key: str | None
 ) -> dict[str, Any]:
-    """The body of one Ray task: the driver plays one episode on this worker."""
-    (record,) = driver.run([task], base_url=base_url, model=model, api_key=api_key, concurrency=1)
+    """The body of one Ray task: the driver plays one episode on this worker.
+
+    A plain driver (the base ``run`` and ``session``: core, GEM, SkyRL Gym,
+    TRL) keeps one session per worker process, as the thread executor keeps
+    one per run (a new HTTP client costs ~0.1-0.7 s of CA-bundle loading);
+    any other driver (it starts a server, or runs a batch itself) runs
+    ``driver.run([task])``: a session for the episode, closed after it."""
+    from core.tasks import Task
+
+    if _plain(driver):
+        record = driver.run_task(Task.from_dict(task), _session(driver, base_url, model, api_key))
+    else:
+        (record,) = driver.run(
+            [task], base_url=base_url, model=model, api_key=api_key, concurrency=1
+        )
     return record.to_dict()
 
 
