@@ -38,7 +38,7 @@ def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - t0, out
 
 
-def eval_rows(n: int, game: str) -> list[dict[str, Any]]:
+def eval_rows(n: int, game: str, depth: int) -> list[dict[str, Any]]:
     import ray
 
     from core.tasks import make_tasks
@@ -46,8 +46,8 @@ def eval_rows(n: int, game: str) -> list[dict[str, Any]]:
     from rollouts.executors import run_on_ray
     from rollouts.policy_server import serve_in_thread
 
-    tasks = make_tasks(n, seed=0, game=game, num_groups=4)
-    warm = make_tasks(2, seed=99, game=game, num_groups=1)
+    tasks = make_tasks(n, seed=0, game=game, num_groups=4, depth=depth)
+    warm = make_tasks(2, seed=99, game=game, num_groups=1, depth=depth)
     seconds: dict[str, float] = {}
     results: dict[str, list[Any]] = {}
     with serve_in_thread("minimax:1", 0) as url:
@@ -84,7 +84,8 @@ def eval_rows(n: int, game: str) -> list[dict[str, Any]]:
                 "one": f"{n / one:.2f} episodes/s",
                 "two": f"{n / two:.2f} episodes/s",
                 "ratio": one / two,
-                "work": f"{n} {game} episodes ({steps} model replies), identical records in all runs",
+                "work": f"{n} {game} episodes against a depth-{depth} minimax opponent "
+                f"({steps} model replies), identical records in all runs",
             }
         )
     return rows
@@ -109,7 +110,7 @@ def trl_rows(out: Path, steps: int, tiny: Path) -> list[dict[str, Any]]:
         print(f"bench-scale: trl {processes} process(es): {seconds[processes]:.1f}s", flush=True)
     return [
         {
-            "path": "TRL GRPO, accelerate launch --cpu",
+            "path": "TRL GRPO, accelerate launch (gloo on CPU)",
             "one": f"{games / seconds[1]:.2f} games/s",
             "two": f"{games / seconds[2]:.2f} games/s",
             "ratio": seconds[1] / seconds[2],
@@ -151,6 +152,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("-n", type=int, default=16, help="eval episodes per run")
     parser.add_argument("--game", default="connect_four")
+    parser.add_argument(
+        "--depth",
+        type=int,
+        default=4,
+        help="the opponent's search depth: the work inside each episode",
+    )
     parser.add_argument("--trl-steps", type=int, default=4)
     parser.add_argument("--skip-trl", action="store_true")
     parser.add_argument(
@@ -163,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     before = tuple(round(x, 2) for x in os.getloadavg())
     t0 = time.perf_counter()
-    rows = eval_rows(args.n, args.game)
+    rows = eval_rows(args.n, args.game, args.depth)
     if not args.skip_trl:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
