@@ -27,12 +27,15 @@ STAMP := $(VENV)/.installed-$(PYPROJECT_HASH)
 NEMO_STAMP := $(NEMO_VENV)/.installed-$(PYPROJECT_HASH)
 ORS_STAMP := $(ORS_VENV)/.installed-$(PYPROJECT_HASH)
 NEMO_GYM_PIN := nemo-gym==0.4.0
+# ng_run builds each server's venv with uv (docs/nemo_gym.md, `make nemo-ng-run`).
+UV_PIN := uv==0.13.9
+DDP_ARGS ?=
 PYTEST_ARGS ?=
 BENCH_ARGS ?=
 FILES ?= .
 
 .PHONY: docs help setup setup-venv setup-nemo setup-ors setup-chromium test pytest lint format demo play bench fuzz \
-	load train-recipe clean
+	load train-recipe train-ddp nemo-ng-run eval-ray bench-scale clean
 
 help: ## List the targets.
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) \
@@ -78,7 +81,7 @@ $(NEMO_STAMP):
 		$(NEMO_PY) -m pip install -q -U pip setuptools wheel > $(NEMO_VENV)/install.log 2>&1; \
 	fi; \
 	echo "setup: installing $(NEMO_GYM_PIN) and -e .[openspiel] into $(NEMO_VENV) (a fresh venv takes minutes)"; \
-	$(NEMO_PY) -m pip install '$(NEMO_GYM_PIN)' -e '.[openspiel]' fastapi uvicorn > $(NEMO_VENV)/install.log 2>&1 \
+	$(NEMO_PY) -m pip install '$(NEMO_GYM_PIN)' '$(UV_PIN)' -e '.[openspiel]' fastapi uvicorn > $(NEMO_VENV)/install.log 2>&1 \
 		|| { tail -n 40 $(NEMO_VENV)/install.log >&2; echo "setup: pip failed, log: $(NEMO_VENV)/install.log" >&2; exit 1; }; \
 	rm -f $(NEMO_VENV)/.installed-*; \
 	secs=$$(( $$(date +%s) - start )); \
@@ -156,6 +159,19 @@ GAME ?= tictactoe
 RECIPE_ARGS ?=
 train-recipe: setup-venv ## The seed's recipe on CPU: teacher, tiny model, SFT, GRPO, table into docs/trl.md (QUICK=1: smoke run; GAME=...).
 	$(VENV)/bin/gamebridge train recipe --game $(GAME) $(if $(QUICK),--quick,) $(RECIPE_ARGS)
+
+train-ddp: setup-venv ## GRPO on 2 CPU processes (accelerate launch, gloo), both TRL hooks; checks logs == core.
+	$(PY) -m rollouts.train_ddp demo $(DDP_ARGS)
+
+nemo-ng-run: setup ## NeMo Gym's own ng_run + ng_collect_rollouts on gamebridge; rewards checked against core.
+	@test -x $(NEMO_VENV)/bin/uv || $(NEMO_PY) -m pip install -q '$(UV_PIN)'
+	$(PY) -m rollouts.ng_run
+
+eval-ray: setup-venv ## Every game through `gamebridge eval --executor ray` (local 2-CPU cluster) and threads; same JSONL.
+	$(PY) -m rollouts.executors
+
+bench-scale: setup ## 1 vs 2 workers (Ray) and 1 vs 2 processes (TRL): rewrites docs/scaling.md.
+	$(PY) -m bench.scale
 
 docs: setup-venv ## Regenerate docs/frameworks.md's Rosetta table (after editing an adapter).
 	$(PY) docs/tools/rosetta.py --write

@@ -165,6 +165,28 @@ def _add_common(p: argparse.ArgumentParser, policy_default: str) -> None:
     p.add_argument("--min-rmp", type=float, default=0.0, help="min opponent random_move_prob")
     p.add_argument("--max-rmp", type=float, default=1.0, help="max opponent random_move_prob")
     p.add_argument("--progress", action="store_true", help="show a progress bar")
+    p.add_argument(
+        "--executor",
+        default="thread",
+        choices=("thread", "ray"),
+        help="thread: a pool in this process; ray: one Ray task per episode (default %(default)s)",
+    )
+    p.add_argument(
+        "--ray-address",
+        default=None,
+        help="join this Ray cluster (auto, ray://HOST:10001); default: a local one of --concurrency CPUs",
+    )
+
+
+def _executor_error(args: argparse.Namespace) -> str | None:
+    """Why ``--executor``/``--ray-address`` cannot run here, or ``None``."""
+    if args.executor != "ray":
+        return "--ray-address needs --executor ray" if args.ray_address else None
+    import importlib.util
+
+    if importlib.util.find_spec("ray") is None:
+        return "--executor ray needs Ray; install with: pip install -e '.[ray]'"
+    return None
 
 
 def _make_tasks(game: str, n: int, seed: int, lo: float, hi: float) -> list[Any]:
@@ -186,20 +208,28 @@ def _add_eval(p: argparse.ArgumentParser) -> None:
 
 def _run_eval(args: argparse.Namespace) -> int:
     from rollouts.drivers import get_driver
+    from rollouts.executors import run_tasks
     from rollouts.export import write_records
     from rollouts.summary import format_summary, summarize
 
+    problem = _executor_error(args)
+    if problem:
+        print(f"gamebridge: {problem}", file=sys.stderr)
+        return 2
     driver = get_driver(args.framework)
     tasks = _make_tasks(args.game, args.n, args.seed, args.min_rmp, args.max_rmp)
     with _endpoint(args.base_url, args.policy, args.seed) as url:
         t0 = time.perf_counter()
-        records = driver.run(
+        records = run_tasks(
+            driver,
             tasks,
             base_url=url,
             model=args.model,
             api_key=args.api_key,
             concurrency=args.concurrency,
             progress=args.progress,
+            executor=args.executor,
+            ray_address=args.ray_address,
         )
         elapsed = time.perf_counter() - t0
     out = Path(args.out or f"runs/eval-{args.framework}-{args.game}-{_stamp()}.jsonl")
@@ -231,15 +261,19 @@ def run_compare(
     concurrency: int,
     progress: bool,
     out_dir: Path,
+    executor: str = "thread",
+    ray_address: str | None = None,
 ) -> tuple[dict[str, list[RolloutRecord]], dict[str, Any], list[Divergence], dict[str, str]]:
-    """Run ``tasks`` through each framework; check identity against the core
-    driver in the matching mode (text or tool calls).
+    """Run ``tasks`` through each framework (on ``executor``, see
+    ``rollouts.executors``); check identity against the core driver in the
+    matching mode (text or tool calls), which runs here on threads.
 
     Returns (records by framework, summaries, divergences, failures) where
     ``failures`` maps a framework that raised to its error.
     """
     from rollouts.drivers import get_driver
     from rollouts.drivers.core import CoreDriver
+    from rollouts.executors import run_tasks
     from rollouts.export import write_records
     from rollouts.summary import check_identity, summarize, trajectory_mode
 
@@ -249,13 +283,16 @@ def run_compare(
     for name in frameworks:
         t0 = time.perf_counter()
         try:
-            recs = get_driver(name).run(
+            recs = run_tasks(
+                get_driver(name),
                 tasks,
                 base_url=base_url,
                 model=model,
                 api_key=api_key,
                 concurrency=concurrency,
                 progress=progress,
+                executor=executor,
+                ray_address=ray_address,
             )
         except Exception as e:  # one framework's failure is reported, not fatal
             failures[name] = f"{type(e).__name__}: {e}"
@@ -331,6 +368,8 @@ def compare_games(
                 concurrency=args.concurrency,
                 progress=args.progress,
                 out_dir=out_dir,
+                executor=args.executor,
+                ray_address=args.ray_address,
             )
             if summaries:
                 _out(format_comparison(summaries))
@@ -367,6 +406,10 @@ def compare_games(
 
 
 def _run_compare(args: argparse.Namespace) -> int:
+    problem = _executor_error(args)
+    if problem:
+        print(f"gamebridge: {problem}", file=sys.stderr)
+        return 2
     frameworks = _frameworks(args.frameworks)
     out_dir = Path(args.out or f"runs/compare-{_stamp()}")
     code, _ = compare_games(
@@ -421,6 +464,8 @@ def _add_demo(p: argparse.ArgumentParser) -> None:
         min_rmp=0.0,
         max_rmp=1.0,
         progress=False,
+        executor="thread",
+        ray_address=None,
     )
 
 

@@ -24,6 +24,7 @@ also runs, slowly, with plain transformers generation.
 from __future__ import annotations
 
 import argparse
+import os
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
@@ -81,6 +82,11 @@ class GRPOSettings:
     lora: bool = False
     lora_r: int = 16
     vllm: bool = False
+    vllm_mode: str = "colocate"
+    """``colocate`` (vLLM inside each training process) or ``server`` (``trl vllm-serve``
+    on its own GPUs; docs/trl.md, "More than one process")."""
+    vllm_server_base_url: str = ""
+    """Server mode: the ``trl vllm-serve`` address (empty: TRL's default, port 8000)."""
     bf16: bool = False
     cpu: bool = False
     seed: int = 0
@@ -116,18 +122,21 @@ def grpo_config(s: GRPOSettings, *, progress: bool = True) -> Any:
     if s.mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {s.mode!r}")
     batch = s.num_groups * s.num_generations
-    per_device = s.per_device_batch_size or batch
-    if batch % per_device:
+    # Under `accelerate launch` (rollouts.train_ddp) each of WORLD_SIZE processes takes its
+    # share: `batch` games per optimizer update in all, whatever the number of processes.
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    per_device = s.per_device_batch_size or max(1, batch // world)
+    if batch % (per_device * world):
         raise ValueError(
             f"num_groups x num_generations ({batch}) must be a multiple of "
-            f"per_device_batch_size ({per_device})"
+            f"per_device_batch_size ({per_device}) x processes ({world})"
         )
     return GRPOConfig(
         output_dir=s.output_dir,
         max_steps=s.max_steps,
         learning_rate=s.learning_rate,
         per_device_train_batch_size=per_device,
-        gradient_accumulation_steps=batch // per_device,
+        gradient_accumulation_steps=batch // (per_device * world),
         num_generations=s.num_generations,
         temperature=s.temperature,
         beta=s.beta,
@@ -140,7 +149,8 @@ def grpo_config(s: GRPOSettings, *, progress: bool = True) -> Any:
         # A finished game answers make_move with its final observation; stop a model that keeps calling.
         max_tool_calling_iterations=Task(game=s.game).turn_limit() + 1,
         use_vllm=s.vllm,
-        vllm_mode="colocate",
+        vllm_mode=s.vllm_mode,
+        vllm_server_base_url=s.vllm_server_base_url or None,
         use_cpu=s.cpu,
         bf16=s.bf16 and not s.cpu,
         fp16=False,
