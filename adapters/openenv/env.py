@@ -233,7 +233,9 @@ def create_game_app(
     factory = functools.partial(GameEnvironment, game=game, live=live)
     config = ConcurrencyConfig(max_concurrent_envs=max_sessions, session_timeout=session_timeout_s)
     app = create_app(factory, GameAction, GameObservation, concurrency_config=config)
-    app.add_middleware(BodyLimitMiddleware, max_body_bytes=max_body_bytes)
+    app.add_middleware(
+        BodyLimitMiddleware, max_body_bytes=max_body_bytes, idle_timeout=session_timeout_s
+    )
 
     async def task_error(_: Request, exc: Exception) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=422)
