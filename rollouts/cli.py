@@ -124,8 +124,10 @@ def _call_policy(args: argparse.Namespace) -> Any:
 
 
 def _policy_name(args: argparse.Namespace) -> str:
-    """What the records' header names as the model side."""
-    return f"{args.model}@{args.base_url}" if args.base_url else f"scripted:{args.policy}"
+    """What the records' header names as the model side (``--resume`` checks it): the
+    model, for an endpoint (whose URL may change between runs), or the embedded
+    server's scripted policy."""
+    return f"model:{args.model}" if args.base_url else f"scripted:{args.policy}"
 
 
 def _resume_command(args: argparse.Namespace, out: Path) -> str:
@@ -344,7 +346,7 @@ def _run_eval(args: argparse.Namespace) -> int:
     driver.call_policy = _call_policy(args)
     tasks = _make_tasks(args.game, args.n, args.seed, args.min_rmp, args.max_rmp)
     header = run_header(args.framework, tasks, policy=_policy_name(args))
-    header.update(game=args.game, seed=args.seed)
+    header.update(game=args.game, seed=args.seed, base_url=args.base_url)
     out = Path(args.out) if args.out else unique_path("runs", f"eval-{args.framework}-{args.game}")
     _out(f"writing records to {out} as episodes finish")
     try:
@@ -397,7 +399,7 @@ def _run_eval(args: argparse.Namespace) -> int:
         return 130
     if summary.failed:
         _err(
-            f"{summary.failed} of {len(tasks)} tasks failed; re-run them with: "
+            f"{summary.failed} of {len(tasks)} tasks failed; resume with: "
             f"{_resume_command(args, out)}"
         )
         return 1
