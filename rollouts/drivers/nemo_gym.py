@@ -188,7 +188,7 @@ class NemoGymDriver(Driver):
         except Exception as e:
             for server in servers:
                 server.keep_log = True
-            if getattr(e, "source", None) is not None:
+            if getattr(e, "source", FRAMEWORK) != FRAMEWORK:
                 raise
             for server, gen in zip(servers, generations, strict=True):
                 if server.died_since(gen, wait=0.5):
