@@ -16,6 +16,7 @@ failure records.
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -55,6 +56,18 @@ def malformed(body: bytes, content_type: str, streamed: bool) -> str | None:
     return None
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """A client that hung up mid-request is routine: no traceback on stderr."""
+
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        exc = sys.exc_info()[1]
+        if isinstance(exc, (ConnectionError, TimeoutError)):
+            return
+        super().handle_error(request, client_address)
+
+
 class ModelGateway:
     """A threaded local proxy applying ``policy`` to every model call."""
 
@@ -80,7 +93,7 @@ class ModelGateway:
             def do_POST(self) -> None:
                 gateway._handle(self, "POST")
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = _QuietServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 

@@ -67,6 +67,18 @@ def _huge(data: bytes, streamed: bool) -> bytes:
     return "\n".join(out).encode()
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """A client that hung up mid-request is routine: no traceback on stderr."""
+
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        exc = sys.exc_info()[1]
+        if isinstance(exc, (ConnectionError, TimeoutError)):
+            return
+        super().handle_error(request, client_address)
+
+
 class FaultProxy:
     """``with FaultProxy(upstream_base_url) as p:`` serves ``p.url`` (``.../v1``)."""
 
@@ -94,7 +106,7 @@ class FaultProxy:
             def do_POST(self) -> None:
                 proxy._handle(self, "POST")
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = _QuietServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 

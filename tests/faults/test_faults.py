@@ -57,7 +57,12 @@ def _cmdline(pid: int) -> str:
 
 
 def _essence(rec: Any) -> dict[str, Any]:
-    return {"index": rec.index, "task": rec.task, "trajectory": rec.trajectory, "reward": rec.reward}
+    return {
+        "index": rec.index,
+        "task": rec.task,
+        "trajectory": rec.trajectory,
+        "reward": rec.reward,
+    }
 
 
 def _reference(url: str) -> dict[int, dict[str, Any]]:
@@ -133,9 +138,7 @@ def test_kills_mid_run_lose_nothing_and_resume_completes(framework: str, tmp_pat
                     second.kill()
             assert bool(kids) == (ENV_SERVER[framework] is not None)
             assert wait_gone(kids, 30) == [], "servers outlived a SIGKILLed eval"
-            third = subprocess.run(
-                [*argv, "--resume"], capture_output=True, text=True, timeout=600
-            )
+            third = subprocess.run([*argv, "--resume"], capture_output=True, text=True, timeout=600)
     assert third.returncode == 0, third.stdout[-2000:] + third.stderr[-2000:]
     final = read_run(out)
     assert sorted(final.finished()) == list(range(N))
@@ -186,6 +189,14 @@ def test_one_bad_task_never_sinks_the_others(tmp_path: Path) -> None:
     assert all(r.error and r.error["source"] == "model endpoint" for r in failed)
     assert f"failed tasks: {len(failed)} (model endpoint: {len(failed)})" in done.stdout
     assert "model endpoint failed: ModelError:" in done.stderr and "answered 500" in done.stderr
+
+
+def test_make_faults_smoke() -> None:
+    """``make faults`` in small: core, a truncated body on every 4th call and a
+    SIGKILLed eval, each completed by --resume (the whole matrix: ``make faults``)."""
+    import run
+
+    assert run.main(["--frameworks", "core", "--scenarios", "truncated,kill-eval", "-n", "3"]) == 0
 
 
 if __name__ == "__main__":  # pragma: no cover
