@@ -561,7 +561,8 @@ def compare_games(
                 problems.append(f"DIVERGENT: {game}: {d.describe()}")
             for name, err in failures.items():
                 problems.append(f"FAILED: {game}: {name}: {err[:300]}")
-            sections.append(GameSection(game, records, summaries, divergences))
+            finished = {k: [r for r in v if r.error is None] for k, v in records.items()}
+            sections.append(GameSection(game, finished, summaries, divergences))
     ran = sorted({n for s in sections for n in s.records})
     if problems:
         verdict = (
