@@ -35,7 +35,7 @@ BENCH_ARGS ?=
 FILES ?= .
 
 .PHONY: docs help setup setup-venv setup-nemo setup-ors setup-chromium test pytest lint format demo play bench fuzz \
-	load train-recipe train-ddp nemo-ng-run eval-ray bench-scale clean
+	faults load train-recipe train-ddp nemo-ng-run eval-ray bench-scale clean
 
 help: ## List the targets.
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) \
@@ -150,6 +150,11 @@ bench: setup ## Benchmarks vs OpenSpiel and the bare Episode (minutes); rewrites
 fuzz: setup-venv ## Run the fuzzers (tests/fuzz/run.py).
 	@test -f tests/fuzz/run.py || { echo "fuzz: tests/fuzz/run.py does not exist yet" >&2; exit 1; }
 	$(PY) tests/fuzz/run.py
+
+FAULTS_ARGS ?=
+faults: setup ## Kill every server kind and inject every endpoint fault over every framework (long); then 2,000 abandoned OpenEnv sessions.
+	$(PY) tests/faults/run.py $(FAULTS_ARGS)
+	GAMEBRIDGE_ABANDONED_SESSIONS=2000 $(PY) -m pytest tests/faults/test_openenv_sessions.py -q -s -p no:cacheprovider
 
 load: setup ## Load-test the environment servers (rollouts/load.py).
 	@test -f rollouts/load.py || { echo "load: rollouts/load.py does not exist yet" >&2; exit 1; }

@@ -29,11 +29,12 @@ from __future__ import annotations
 
 import atexit
 import sys
-from collections.abc import Iterable, Sequence
+import threading
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any
 
-from rollouts.drivers.base import DriverError, RolloutRecord, RunContext, as_tasks
+from rollouts.drivers.base import RolloutRecord, RunContext, as_tasks, failure_record
 
 if TYPE_CHECKING:
     from core.tasks import Task
@@ -55,8 +56,14 @@ def run_tasks(
     progress: bool = False,
     executor: str = "thread",
     ray_address: str | None = None,
+    on_record: Callable[[int, RolloutRecord], None] | None = None,
+    stop: threading.Event | None = None,
 ) -> list[RolloutRecord]:
-    """One record per task, in task order, run by ``executor``."""
+    """One record per task, in task order, run by ``executor``.
+
+    ``on_record(index, record)`` and ``stop`` mean what they mean for
+    ``Driver.run``: each record is handed over as soon as its episode ends (eval
+    writes it there), and once ``stop`` is set no new episode starts."""
     if executor == "thread":
         if ray_address is not None:
             raise ValueError("--ray-address needs --executor ray")
@@ -67,6 +74,8 @@ def run_tasks(
             api_key=api_key,
             concurrency=concurrency,
             progress=progress,
+            on_record=on_record,
+            stop=stop,
         )
     if executor == "ray":
         return run_on_ray(
@@ -78,6 +87,8 @@ def run_tasks(
             address=ray_address,
             num_cpus=max(1, concurrency),
             progress=progress,
+            on_record=on_record,
+            stop=stop,
         )
     raise ValueError(f"unknown executor {executor!r}; known: {', '.join(EXECUTORS)}")
 
@@ -140,7 +151,8 @@ def play_one(
     from core.tasks import Task
 
     if _plain(driver):
-        record = driver.run_task(Task.from_dict(task), _session(driver, base_url, model, api_key))
+        ctx = _session(driver, base_url, model, api_key)
+        record = driver.run_guarded(Task.from_dict(task), ctx, 0)
     else:
         (record,) = driver.run(
             [task], base_url=base_url, model=model, api_key=api_key, concurrency=1
@@ -159,12 +171,15 @@ def run_on_ray(
     num_cpus: int = 2,
     max_retries: int = MAX_RETRIES,
     progress: bool = False,
+    on_record: Callable[[int, RolloutRecord], None] | None = None,
+    stop: threading.Event | None = None,
 ) -> list[RolloutRecord]:
     """Each task as one Ray task (1 CPU each); records in task order.
 
-    Raises ``DriverError`` listing every episode that failed (by task id)
-    once all the others have finished; each failure is also printed as it
-    happens.
+    An episode that fails (its worker died more than ``max_retries`` times, or
+    Ray itself failed) gets a failure record, as on threads; each failure is
+    also printed as it happens. Once ``stop`` is set, episodes not yet started
+    are cancelled and left out.
     """
     ray = _import_ray()
     task_list = as_tasks(tasks)
@@ -182,42 +197,56 @@ def run_on_ray(
         )
         driver_ref = ray.put(driver)
         refs = [remote.remote(driver_ref, t.to_dict(), base_url, model, api_key) for t in task_list]
-        return _collect(ray, refs, task_list, driver.name or type(driver).__name__, progress)
+        return _collect(
+            ray, refs, task_list, driver.name or type(driver).__name__, progress, on_record, stop
+        )
     finally:
         if started:
             ray.shutdown()
 
 
 def _collect(
-    ray: Any, refs: Sequence[Any], tasks: Sequence[Task], desc: str, progress: bool
+    ray: Any,
+    refs: Sequence[Any],
+    tasks: Sequence[Task],
+    desc: str,
+    progress: bool,
+    on_record: Callable[[int, RolloutRecord], None] | None = None,
+    stop: threading.Event | None = None,
 ) -> list[RolloutRecord]:
     index = {ref: i for i, ref in enumerate(refs)}
     results: list[RolloutRecord | None] = [None] * len(refs)
-    failures: list[tuple[int, str]] = []
     bar = _bar(len(refs), desc) if progress else None
     pending = list(refs)
+    cancelled = False
     try:
         while pending:
-            done, pending = ray.wait(pending, num_returns=1)
+            if stop is not None and stop.is_set() and not cancelled:
+                cancelled = True
+                for ref in pending:  # running episodes finish; queued ones never start
+                    ray.cancel(ref, force=False)
+            done, pending = ray.wait(pending, num_returns=1, timeout=0.5)
             for ref in done:
                 i = index[ref]
                 try:
-                    results[i] = RolloutRecord.from_dict(ray.get(ref))
+                    record = RolloutRecord.from_dict(ray.get(ref))
                 except Exception as e:  # reported per task; the others go on
+                    if cancelled and type(e).__name__ == "TaskCancelledError":
+                        continue
                     cause = getattr(e, "cause", None) or e
+                    record = failure_record(desc, tasks[i], cause)
                     lines = str(cause).strip().splitlines()
                     message = f"{type(cause).__name__}: {lines[-1] if lines else ''}"
-                    failures.append((i, message))
                     print(f"{desc}: task {tasks[i].task_id} FAILED: {message}", file=sys.stderr)
+                record.index = i
+                results[i] = record
+                if on_record is not None:
+                    on_record(i, record)
                 if bar is not None:
                     bar.update(1)
     finally:
         if bar is not None:
             bar.close()
-    if failures:
-        failures.sort()
-        listed = "; ".join(f"{tasks[i].task_id}: {m}" for i, m in failures)
-        raise DriverError(f"{len(failures)} of {len(refs)} episodes failed on Ray: {listed}")
     return [r for r in results if r is not None]
 
 

@@ -110,6 +110,9 @@ def main(argv: list[str] | None = None) -> None:
         help="model turns before the agent cuts a game (set >= the tasks' max_turns)",
     )
     args = parser.parse_args(argv)
+    from adapters._lifeline import watch
+
+    watch()  # stop with the process that started us, however it ends
     import uvicorn
 
     app = build_agent_app(args.port, args.resources_url, args.model_url, args.max_steps, args.host)

@@ -235,7 +235,9 @@ def create_game_app(
     app = create_app(
         factory, GameAction, GameObservation, env_name=ENV_NAME, concurrency_config=config
     )
-    app.add_middleware(BodyLimitMiddleware, max_body_bytes=max_body_bytes)
+    app.add_middleware(
+        BodyLimitMiddleware, max_body_bytes=max_body_bytes, idle_timeout=session_timeout_s
+    )
 
     async def task_error(_: Request, exc: Exception) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=422)

@@ -222,6 +222,7 @@ class Game(ABC, Generic[State, Move]):
         move of a Monte Carlo tree search at difficulty ``level``, drawing its
         seed from ``rng`` (the OpenSpiel bridge runs pyspiel's ``MCTSBot``)."""
         raise NotImplementedError(f"{self.spec.name} offers no MCTS opponent")
+
     def board_view(self, state: State) -> BoardView:
         """The position as a grid of cells and the move each cell plays
         (:class:`BoardView`), for interfaces such as the play page."""

@@ -35,6 +35,7 @@ class CoreDriver(Driver):
 
         clock = StepClock()
         episode = Episode(task)
+        clock.partial = episode.to_dict  # a failure record keeps the trajectory so far
         system = episode.tool_system_prompt if self.use_tools else episode.system_prompt
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": system},
