@@ -105,7 +105,7 @@ def test_the_turn_cap_settles_the_game(settled: str) -> None:
     assert last.done and episode.termination == "turn_cap" and episode.result == settled
     components = episode.reward().components
     assert components["win"] == {"loss": 0.0, "draw": 0.5}[settled]
-    assert components["margin"] <= 0.0
+    assert components["margin"] == {"loss": -1.0, "draw": 0.0}[settled]
 
 
 def test_step_after_done_raises_and_changes_nothing() -> None:
@@ -202,7 +202,7 @@ def test_settle_scores_a_stopped_game_like_a_turn_cap(settled: str) -> None:
     result = episode.settle()
     assert result.done and episode.termination == "stopped" and episode.result == settled
     assert result.reward == episode.reward().total
-    assert episode.reward().components["margin"] <= 0.0
+    assert episode.reward().components["margin"] == {"loss": -1.0, "draw": 0.0}[settled]
     with pytest.raises(EpisodeFinishedError):
         episode.settle()
     assert Episode.from_trajectory(episode.to_dict()).to_dict() == episode.to_dict()
