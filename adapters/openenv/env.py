@@ -52,34 +52,65 @@ class NotUnicodeError(ValueError):
     before it reaches the game (HTTP bodies get a 400 from ``BodyLimitMiddleware``)."""
 
 
-def _unicode(text: str | None) -> str | None:
-    if text is not None:
+def _unicode(value: Any) -> Any:
+    """``value`` unchanged, unless a string in it holds a lone surrogate."""
+    if isinstance(value, str):
         try:
-            text.encode("utf-8")
+            value.encode("utf-8")
         except UnicodeEncodeError as exc:
             raise NotUnicodeError(
                 f"the action holds a lone UTF-16 surrogate at index {exc.start}: not Unicode"
             ) from None
-    return text
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _unicode(key), _unicode(item)
+    elif isinstance(value, list):
+        for item in value:
+            _unicode(item)
+    return value
 
 
-# rosetta: action: `GameAction(reply=text)` or `GameAction(move=...)` (a tool call's argument)
+# rosetta: action: `GameAction(reply=text)`, or `GameAction(arguments=...)`: a tool call's raw JSON arguments (core judges them)
 class GameAction(Action):
-    """The model's reply text (``<move>..</move>``), or a structured ``move`` (a tool
-    call's argument); exactly one."""
+    """Exactly one of: the model's reply text (``<move>..</move>``), a ``make_move``
+    call's raw ``arguments`` (the JSON value the model wrote, unchanged: any type,
+    missing or extra keys; core judges it, ``Episode.step_tool``), ``move``, a
+    shortcut for ``arguments={"move": move}`` (any JSON value too), or
+    ``stop=True``: the client stops the game here (the model stopped calling the
+    tool, or the trainer's own turn or token cap was reached), and core settles
+    it (``Episode.settle``), scored, never left unfinished."""
 
     reply: str | None = None
-    move: str | None = None
+    arguments: Any = None
+    move: Any = None
+    stop: bool = False
 
     @model_validator(mode="after")
     def _one_of(self) -> GameAction:
-        if (self.reply is None) == (self.move is None):
+        fields = ("reply", "arguments", "move", "stop")
+        given = [k for k in fields if k in self.model_fields_set]
+        if len(given) > 1:  # a full dump sets the others to None/False: those were not given
+            given = [
+                k for k in given if getattr(self, k) is not None and getattr(self, k) is not False
+            ]
+        if given == ["stop"] and not self.stop:
+            given = []
+        if len(given) != 1:
             # PydanticCustomError, not ValueError: OpenEnv's WebSocket error reply must
             # serialise the validation error (a ValueError in its ctx closed the session).
             raise PydanticCustomError(
-                "one_of", "a GameAction carries exactly one of `reply` and `move`"
+                "one_of",
+                "a GameAction carries exactly one of `reply`, `arguments`, `move` and `stop=True`",
             )
         return self
+
+    def tool_arguments(self) -> Any:
+        """The tool call's raw arguments (``move`` given: ``{"move": move}``)."""
+        if "arguments" in self.model_fields_set and (
+            self.arguments is not None or "move" not in self.model_fields_set
+        ):
+            return self.arguments
+        return {"move": self.move}
 
 
 # rosetta: observation: `GameObservation`: `text`, `legal_moves`, `info`, `done`, `reward`
@@ -174,10 +205,12 @@ class GameEnvironment(Environment[GameAction, GameObservation, GameState]):
         self._check_open()
         if self.episode is None:
             raise EpisodeNotStartedError("call reset() before step()")
-        reply, move = _unicode(action.reply), _unicode(action.move)
-        result = (
-            self.episode.step(reply) if reply is not None else self.episode.step_move(str(move))
-        )
+        if action.stop:
+            result = self.episode.settle()
+        elif action.reply is not None:
+            result = self.episode.step(_unicode(action.reply))
+        else:
+            result = self.episode.step_tool(_unicode(action.tool_arguments()))
         return self._observe(self.episode, result.observation, result.info, result.reward)
 
     # rosetta: reward: `obs.reward` (the total, on the final observation) and `obs.reward_breakdown`
@@ -259,7 +292,8 @@ class GameEnvClient(EnvClient[GameAction, GameObservation, GameState]):
     """The WebSocket client (async; ``.sync()`` for a blocking one)."""
 
     def _step_payload(self, action: GameAction) -> dict[str, Any]:
-        return action.model_dump(exclude_none=True)
+        # exclude_unset, not exclude_none: `arguments=None` is a tool call with null arguments.
+        return action.model_dump(exclude_unset=True)
 
     def _parse_result(self, payload: dict[str, Any]) -> StepResult[GameObservation]:
         obs = GameObservation(

@@ -73,9 +73,10 @@ class VerifiersDriver(Driver):
             ) from e
         if api_key is not None:
             os.environ[API_KEY_VAR] = api_key
-        config = vf.resolve_env_config(
-            {"taskset": {"id": TASKSET_ID, "rows": [t.to_dict() for t in tasks]}}
-        )
+        spec: dict[str, Any] = {"taskset": {"id": TASKSET_ID, "rows": [t.to_dict() for t in tasks]}}
+        if self.framework_cap is not None:  # vf-eval's --env.player.max-turns
+            spec["player"] = {"max_turns": self.framework_cap, "runtime": {"type": "subprocess"}}
+        config = vf.resolve_env_config(spec)
         env = vf.load_environment(config)
         client = vf.EvalClientConfig(
             base_url=base_url, api_key_var=API_KEY_VAR if api_key is not None else "OPENAI_API_KEY"
