@@ -82,11 +82,13 @@ RETRY_ERRORS = (httpx.TransportError,)
 
 @dataclass(frozen=True)
 class ToolCall:
-    """One function call the model asked for (arguments already decoded)."""
+    """One function call the model asked for. ``arguments`` is the JSON value the
+    model wrote, decoded and otherwise unchanged (any type: core judges it); text
+    that is not JSON stays that text, and none at all is ``None``."""
 
     id: str
     name: str
-    arguments: dict[str, Any]
+    arguments: Any
     raw_arguments: str = ""
 
     def to_message_dict(self) -> dict[str, Any]:
@@ -121,16 +123,15 @@ class Completion:
         return msg
 
 
-def _parse_arguments(raw: Any) -> dict[str, Any]:
-    if isinstance(raw, dict):
+def _parse_arguments(raw: Any) -> Any:
+    if not isinstance(raw, str):
         return raw
-    if not isinstance(raw, str) or not raw.strip():
-        return {}
+    if not raw.strip():
+        return None
     try:
-        value = json.loads(raw)
+        return json.loads(raw)
     except json.JSONDecodeError:
-        return {}
-    return value if isinstance(value, dict) else {}
+        return raw
 
 
 def parse_completion(body: Any) -> Completion:

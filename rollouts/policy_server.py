@@ -155,20 +155,17 @@ def _make_move_offered(tools: Any, tool_choice: Any, *, responses_api: bool) -> 
 
 @dataclass(frozen=True)
 class Answer:
-    """What the scripted player says: text, or a ``make_move`` call."""
+    """What the scripted player says: text, or a ``make_move`` call whose
+    ``arguments`` are the JSON text the model wrote (``None``: a text answer)."""
 
     text: str
-    move: str | None
+    arguments: str | None
     call_id: str
     prompt_tokens: int
 
     @property
-    def arguments(self) -> str:
-        return json.dumps({"move": self.move})
-
-    @property
     def completion_tokens(self) -> int:
-        return count_tokens(self.arguments if self.move is not None else self.text)
+        return count_tokens(self.arguments if self.arguments is not None else self.text)
 
 
 # --- request parsing ----------------------------------------------------------
@@ -270,8 +267,12 @@ class PolicyModel:
         call_id = "call_" + _digest("call", self.seed, self.policy, convo)
         try:
             if use_tool:
-                move = self.player.move(messages)
-                return Answer(text="", move=str(move), call_id=call_id, prompt_tokens=prompt_tokens)
+                from core.players import STOP_TEXT, Stop
+
+                arguments = self.player.tool_arguments(messages)
+                if isinstance(arguments, Stop):
+                    return Answer(STOP_TEXT, None, call_id, prompt_tokens)
+                return Answer("", json.dumps(arguments), call_id, prompt_tokens)
             text = self.player.reply(messages)
         except RequestError:
             raise
@@ -281,7 +282,7 @@ class PolicyModel:
                 status=422,
                 code="unplayable_conversation",
             ) from e
-        return Answer(text=str(text), move=None, call_id=call_id, prompt_tokens=prompt_tokens)
+        return Answer(str(text), None, call_id, prompt_tokens)
 
 
 def _reject_constant(name: str) -> Any:
@@ -416,7 +417,7 @@ def create_app(
         ans = model.answer(messages, use_tool)
         cid = "chatcmpl-" + ans.call_id.removeprefix("call_")
         created = int(time.time())
-        finish = "tool_calls" if ans.move is not None else "stop"
+        finish = "tool_calls" if ans.arguments is not None else "stop"
         tool_calls = (
             [
                 {
@@ -425,7 +426,7 @@ def create_app(
                     "function": {"name": MAKE_MOVE, "arguments": ans.arguments},
                 }
             ]
-            if ans.move is not None
+            if ans.arguments is not None
             else None
         )
         usage = {
@@ -436,7 +437,7 @@ def create_app(
         if not stream:
             message: dict[str, Any] = {
                 "role": "assistant",
-                "content": ans.text if ans.move is None else None,
+                "content": ans.text if ans.arguments is None else None,
             }
             if tool_calls:
                 message["tool_calls"] = tool_calls
@@ -504,7 +505,7 @@ def create_app(
         use_tool = _make_move_offered(tools, body.get("tool_choice"), responses_api=True)
         ans = model.answer(messages, use_tool)
         digest = ans.call_id.removeprefix("call_")
-        if ans.move is not None:
+        if ans.arguments is not None:
             item: dict[str, Any] = {
                 "type": "function_call",
                 "id": "fc_" + digest,

@@ -23,7 +23,8 @@ class GameEnvClient(EnvClient[GameAction, GameObservation, GameState]):
     """The WebSocket client (async; ``.sync()`` for a blocking one)."""
 
     def _step_payload(self, action: GameAction) -> dict[str, Any]:
-        return action.model_dump(exclude_none=True)
+        # exclude_unset, not exclude_none: `arguments=None` is a tool call with null arguments.
+        return action.model_dump(exclude_unset=True)
 
     def _parse_result(self, payload: dict[str, Any]) -> StepResult[GameObservation]:
         obs = GameObservation(

@@ -52,15 +52,22 @@ class NotUnicodeError(ValueError):
     before it reaches the game (HTTP bodies get a 400 from ``BodyLimitMiddleware``)."""
 
 
-def _unicode(text: str | None) -> str | None:
-    if text is not None:
+def _unicode(value: Any) -> Any:
+    """``value`` unchanged, unless a string in it holds a lone surrogate."""
+    if isinstance(value, str):
         try:
-            text.encode("utf-8")
+            value.encode("utf-8")
         except UnicodeEncodeError as exc:
             raise NotUnicodeError(
                 f"the action holds a lone UTF-16 surrogate at index {exc.start}: not Unicode"
             ) from None
-    return text
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _unicode(key), _unicode(item)
+    elif isinstance(value, list):
+        for item in value:
+            _unicode(item)
+    return value
 
 
 class GameEnvironment(Environment[GameAction, GameObservation, GameState]):
@@ -171,10 +178,12 @@ class GameEnvironment(Environment[GameAction, GameObservation, GameState]):
         self._check_open()
         if self.episode is None:
             raise EpisodeNotStartedError("call reset() before step()")
-        reply, move = _unicode(action.reply), _unicode(action.move)
-        result = (
-            self.episode.step(reply) if reply is not None else self.episode.step_move(str(move))
-        )
+        if action.stop:
+            result = self.episode.settle()
+        elif action.reply is not None:
+            result = self.episode.step(_unicode(action.reply))
+        else:
+            result = self.episode.step_tool(_unicode(action.tool_arguments()))
         return self._observe(self.episode, result.observation, result.info, result.reward)
 
     # rosetta: reward: `obs.reward` (the total, on the final observation) and `obs.reward_breakdown`

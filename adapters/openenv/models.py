@@ -15,23 +15,47 @@ except ImportError as e:  # pragma: no cover - exercised only without the extra
     ) from e
 
 
-# rosetta: action: `GameAction(reply=text)` or `GameAction(move=...)` (a tool call's argument)
+# rosetta: action: `GameAction(reply=text)`, or `GameAction(arguments=...)`: a tool call's raw JSON arguments (core judges them)
 class GameAction(Action):
-    """The model's reply text (``<move>..</move>``), or a structured ``move`` (a tool
-    call's argument); exactly one."""
+    """Exactly one of: the model's reply text (``<move>..</move>``), a ``make_move``
+    call's raw ``arguments`` (the JSON value the model wrote, unchanged: any type,
+    missing or extra keys; core judges it, ``Episode.step_tool``), ``move``, a
+    shortcut for ``arguments={"move": move}`` (any JSON value too), or
+    ``stop=True``: the client stops the game here (the model stopped calling the
+    tool, or the trainer's own turn or token cap was reached), and core settles
+    it (``Episode.settle``), scored, never left unfinished."""
 
     reply: str | None = None
-    move: str | None = None
+    arguments: Any = None
+    move: Any = None
+    stop: bool = False
 
     @model_validator(mode="after")
     def _one_of(self) -> GameAction:
-        if (self.reply is None) == (self.move is None):
+        fields = ("reply", "arguments", "move", "stop")
+        given = [k for k in fields if k in self.model_fields_set]
+        if len(given) > 1:  # a full dump sets the others to None/False: those were not given
+            given = [
+                k for k in given if getattr(self, k) is not None and getattr(self, k) is not False
+            ]
+        if given == ["stop"] and not self.stop:
+            given = []
+        if len(given) != 1:
             # PydanticCustomError, not ValueError: OpenEnv's WebSocket error reply must
             # serialise the validation error (a ValueError in its ctx closed the session).
             raise PydanticCustomError(
-                "one_of", "a GameAction carries exactly one of `reply` and `move`"
+                "one_of",
+                "a GameAction carries exactly one of `reply`, `arguments`, `move` and `stop=True`",
             )
         return self
+
+    def tool_arguments(self) -> Any:
+        """The tool call's raw arguments (``move`` given: ``{"move": move}``)."""
+        if "arguments" in self.model_fields_set and (
+            self.arguments is not None or "move" not in self.model_fields_set
+        ):
+            return self.arguments
+        return {"move": self.move}
 
 
 # rosetta: observation: `GameObservation`: `text`, `legal_moves`, `info`, `done`, `reward`

@@ -105,9 +105,10 @@ class GameEnv(vf.Env[GameEnvConfig]):
         # rosetta: reset: `Episode(task.data.row).reset()` in `run()`, sent as the first user turn
         observation = episode.reset()
         async with agents.player.interaction(task) as interaction:
+            exchanged = False
             try:
                 segment = await interaction.turn(observation)
-                # rosetta: truncation: Verifiers' own caps (`max_turns`, tokens) end the exchange unscored (`segment.terminated`); core's turn cap is a settled end
+                # rosetta: truncation: Verifiers' own caps (`max_turns`, token limits) end the exchange (`segment.terminated`): core settles the game (`Episode.settle`), scored in the reward slots
                 while not segment.terminated:
                     # rosetta: step: `episode.step(reply)` in `run()`
                     result = episode.step(_reply(segment))
@@ -115,13 +116,21 @@ class GameEnv(vf.Env[GameEnvConfig]):
                         break
                     # rosetta: observation: the next user turn, `interaction.turn(result.observation)`
                     segment = await interaction.turn(result.observation)
+                exchanged = True
             finally:  # a failed turn still leaves the trajectory so far
+                trace = interaction.trace
+                capped = not episode.done
+                if exchanged and capped and not trace.errors:
+                    # A Verifiers limit (max_turns, a token cap) or a @stop ended the
+                    # exchange first: its stop condition stays the trace's, and core
+                    # scores the game as settled. A failed model call is an error, not a cap.
+                    episode.settle()
                 # rosetta: state: `Episode` local to `run()`; the trajectory in `trace.info["episode"]`
-                interaction.trace.info["episode"] = episode.to_dict()
-            trace = interaction.trace
+                trace.info["episode"] = episode.to_dict()
             if episode.done:
                 trace.info["reward"] = episode.reward().to_dict()
-                # rosetta: termination: `trace.stop(episode.termination)` (`game_over`, `forfeit`, `turn_cap`)
+            if not capped:
+                # rosetta: termination: `trace.stop(episode.termination)` (`game_over`, `forfeit`, `turn_cap`); a Verifiers cap keeps its own stop condition
                 trace.stop(str(episode.termination))
 
 

@@ -113,6 +113,10 @@ class RunContext:
     api_key: str | None
     client: ChatClient
     extra: dict[str, Any] = field(default_factory=dict)
+    framework_cap: int | None = None
+    """The framework's own cap on model turns (Verifiers ``max_turns``, NeMo Gym's
+    agent ``max_steps``, SkyRL's ``max_turns``, TRL's ``max_tool_calling_iterations``),
+    set through that framework's own setting; ``None``: the driver's default."""
 
 
 class StepClock:
@@ -357,6 +361,9 @@ class Driver(ABC):  # noqa: B024 (abstract by contract: override run or run_task
     :meth:`run_task` (+ :meth:`session` if needed) or :meth:`run`."""
 
     name: ClassVar[str] = ""
+    framework_cap: int | None = None
+    """Set on an instance to cap model turns through the framework's own setting
+    (``RunContext.framework_cap``); ``None``: each driver's default (whole games)."""
     registers: ClassVar[str | None] = None
     """An adapter module whose ``register()`` must run before the framework's
     ``make`` finds its env (GEM, SkyRL Gym): imported by :meth:`available`,
@@ -418,7 +425,13 @@ class Driver(ABC):  # noqa: B024 (abstract by contract: override run or run_task
             importlib.import_module(self.registers).register()
         client = ChatClient(base_url, model, api_key, policy=self.call_policy)
         try:
-            yield RunContext(base_url=base_url, model=model, api_key=api_key, client=client)
+            yield RunContext(
+                base_url=base_url,
+                model=model,
+                api_key=api_key,
+                client=client,
+                framework_cap=self.framework_cap,
+            )
         finally:
             client.close()
 

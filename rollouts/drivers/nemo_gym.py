@@ -12,8 +12,8 @@ ports for the run and stopped afterwards.
   each call posted to ``/make_move``, then ``/verify``. The loop is written
   here (the simple agent asks the model once more after the game ends and
   stops only when it answers in text) and ends when the server says the game
-  is over, or when the model answers without a tool call (``/verify`` then
-  takes that text as the model's last reply and settles the game).
+  is over, when the model answers without a tool call, or at the agent's
+  ``max_steps`` (``/verify`` then settles the game).
 
 The trajectory and reward come back from the server: the agent's final
 ``info`` (gymnasium) or the ``/verify`` response (tools).
@@ -93,7 +93,7 @@ class NemoGymDriver(Driver):
 
     def run(self, tasks: Iterable[Task | dict[str, Any]], **kwargs: Any) -> list[RolloutRecord]:
         task_list = as_tasks(tasks)
-        self._max_steps = max((t.turn_limit() for t in task_list), default=1)
+        self._max_steps = self.framework_cap or max((t.turn_limit() for t in task_list), default=1)
         return super().run(task_list, **kwargs)
 
     def _servers(self, model_url: str) -> list[AbstractContextManager[Any]]:
@@ -256,7 +256,9 @@ class NemoGymToolsDriver(NemoGymDriver):
         # One client per episode: its cookie jar carries NeMo Gym's session cookie.
         with httpx.Client(base_url=ctx.extra["urls"][0], timeout=TIMEOUT) as env:
             env.post("/seed_session", json=row).raise_for_status()
-            while not done and steps < task.turn_limit():
+            # simple_agent's max_steps: model calls whose tool calls run (then /verify settles).
+            max_steps = ctx.framework_cap or task.turn_limit()
+            while not done and steps < max_steps:
                 with clock.model():
                     reply = httpx.post(
                         ctx.base_url.rstrip("/") + "/responses",

@@ -92,11 +92,17 @@ class OpenEnvDriver(Driver):
                 {"role": "user", "content": obs.text},
             ]
             while not result.done:
+                if ctx.framework_cap is not None and clock.steps >= ctx.framework_cap:
+                    result = env.step(GameAction(stop=True))  # the client's own cap
+                    break
                 completion = clock.ask(ctx.client, messages, tools=obs.tools)
                 call = next((c for c in completion.tool_calls if c.name == TOOL_NAME), None)
                 if call is not None:
-                    result = env.step(GameAction(move=str(call.arguments.get("move", ""))))
+                    result = env.step(GameAction(arguments=call.arguments))
                     reply = {"role": "tool", "tool_call_id": call.id}
+                elif self.use_tools:  # no tool call: the model stopped playing
+                    result = env.step(GameAction(stop=True))
+                    break
                 else:
                     result = env.step(GameAction(reply=completion.text))
                     reply = {"role": "user"}

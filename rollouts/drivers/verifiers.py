@@ -103,9 +103,10 @@ class VerifiersDriver(Driver):
             ) from e
         if api_key is not None:
             os.environ[API_KEY_VAR] = api_key
-        config = vf.resolve_env_config(
-            {"taskset": {"id": TASKSET_ID, "rows": [t.to_dict() for t in tasks]}}
-        )
+        spec: dict[str, Any] = {"taskset": {"id": TASKSET_ID, "rows": [t.to_dict() for t in tasks]}}
+        if self.framework_cap is not None:  # vf-eval's --env.player.max-turns
+            spec["player"] = {"max_turns": self.framework_cap, "runtime": {"type": "subprocess"}}
+        config = vf.resolve_env_config(spec)
         env = vf.load_environment(config)
         read = gateway.policy.worst_case_seconds() + 30.0
         client = vf.EvalClientConfig(

@@ -21,10 +21,10 @@ from core.tasks import Task
 def play(env: Any, policy: str = "noisy:0.3/minimax:1") -> tuple[list[str], tuple[Any, ...]]:
     """A whole game through ``env``; the replies and the last step's 5-tuple."""
     player = ScriptedPlayer(policy, 0)
-    obs, info = env.reset()
+    _, info = env.reset()
     messages = [
         {"role": "system", "content": info["system_prompt"]},
-        {"role": "user", "content": obs},
+        {"role": "user", "content": info["observation"]},
     ]
     replies: list[str] = []
     while True:
@@ -167,8 +167,8 @@ def test_spawn_same_task_new_seed_and_same_state() -> None:
 def test_make_vec_with_gem_observation_wrappers_end_to_end() -> None:
     """GEM's own wrappers (``concat_with_action`` then ``episode_tracking``, from its
     wrapper factory) over a vector of two games with autoreset: the concatenated
-    observation starts with core's system prompt (``info["prefix"]``) and holds the
-    history; each finished game's reward is core's, as the tracking wrapper saw it."""
+    observation starts with core's system prompt (the reset observation), holds the
+    history and ends with the reply format (``info["suffix"]``); each finished game's reward is core's, as the tracking wrapper saw it."""
     import gem
     from gem.wrappers.wrapper_factory import get_wrapper_fns
 
@@ -180,7 +180,7 @@ def test_make_vec_with_gem_observation_wrappers_end_to_end() -> None:
     games = [env.unwrapped for env in vec.envs]
     for obs, game_env in zip(observations, games, strict=True):
         assert obs.startswith(game_env.episode.system_prompt + "\n")
-        assert obs.endswith(game_env.episode.observation + "\n")
+        assert game_env.episode.observation in obs and obs.endswith(game_env._suffix())
     finished: list[tuple[Task, list[str], float, float]] = []
     replies: list[list[str]] = [[], []]
     for _ in range(40):
@@ -206,3 +206,45 @@ def test_make_vec_with_gem_observation_wrappers_end_to_end() -> None:
     assert {t.game for t, *_ in finished} == {"tictactoe", "connect_four"}
     for task, played, reward, tracked in finished:
         assert reward == tracked == Episode.replay(task, played).reward().total
+
+
+@pytest.mark.parametrize("game", list_games())
+def test_gems_own_wrappers_show_the_rules_the_format_and_the_board(game: str) -> None:
+    """GEM's games put the instructions in the reset observation and the answer
+    format in ``info["suffix"]``; GEM's observation wrappers read only those. So a
+    standard GEM pipeline (gem.make + a wrapper) shows the model everything."""
+    import gem
+    from gem.wrappers.wrapper_factory import get_wrapper_fns
+
+    register()
+    task = Task(game=game, seed=3)
+    reference = Episode(task)
+    first = reference.reset()
+    for wrapper_name in ("concat", "concat_with_action"):
+        env = gem.make(ID_PREFIX + game, task=task.to_dict())
+        for wrap in get_wrapper_fns(wrapper_name):
+            env = wrap(env)
+        obs, info = env.reset()
+        assert reference.system_prompt in obs and first in obs  # rules, notation, board
+        assert obs.endswith(info["suffix"]) and "<move>" in info["suffix"]
+        move = reference.game.legal_moves_text(reference.state)[0]
+        obs, _, terminated, _, info = env.step(f"<move>{move}</move>")
+        if not terminated:
+            assert reference.system_prompt in obs  # the history keeps the rules
+            assert obs.endswith(info["suffix"])
+
+
+def test_max_episode_steps_settles_the_game_in_core() -> None:
+    import gem
+
+    register()
+    task = Task(game="connect_four", seed=2)
+    env = gem.make(ID_PREFIX + "connect_four", task=task.to_dict(), max_episode_steps=2)
+    env.reset()
+    assert env.step("<move>4</move>")[2:4] == (False, False)
+    _, reward, terminated, truncated, info = env.step("<move>zz</move>")
+    reference = Episode.replay(task, ["<move>4</move>", "<move>zz</move>"])
+    reference.settle()
+    assert (terminated, truncated) == (False, True)
+    assert info["trajectory"] == reference.to_dict() and reward == reference.reward().total
+    assert reference.reward().components["margin"] == -1.0

@@ -61,16 +61,24 @@ def test_whole_game_matches_core_replay(game: str) -> None:
         assert metrics[f"reward/{name}"] == value
 
 
-def test_skyrl_max_turns_becomes_a_settled_turn_cap() -> None:
-    env = make({"task": {"game": "othello", "seed": 2}, "max_turns": 2})
-    assert env.episode.task.max_turns == 2 and env.max_turns == 2
+def test_skyrl_max_turns_settles_the_game_in_core() -> None:
+    """SkyRL's generator cap ends the game on the capped step: core settles it
+    (as core's own Episode.settle after the same replies), the reward is in the
+    step's reward slot, and the task is left as the row gave it."""
+    task = Task(game="othello", seed=2)
+    env = make({"task": task.to_dict(), "max_turns": 2})
+    assert env.episode.task == task and env.max_turns == 2
     env.init([])
     assert not env.step("<move>nonsense</move>")["done"]
-    out = env.step("<move>nonsense</move>")
+    out = env.step("<move>d3</move>")
     assert out["done"]
-    assert out["metadata"]["termination"] == "turn_cap"
+    assert out["metadata"]["termination"] == "stopped"
     assert out["metadata"]["result"] == "loss"  # the task's turn_cap_result
-    assert out["metadata"]["trajectory"]["task"]["max_turns"] == 2
+    reference = Episode.replay(task, ["<move>nonsense</move>", "<move>d3</move>"])
+    reference.settle()
+    assert out["metadata"]["trajectory"] == reference.to_dict()
+    assert out["reward"] == reference.reward().total
+    assert reference.reward().components["margin"] == -1.0
 
 
 def test_a_generous_cap_leaves_the_task_alone() -> None:
