@@ -129,14 +129,31 @@ class Task:
         return {name: getattr(self, name) for name in _FIELD_NAMES}
 
     @classmethod
-    def from_dict(cls, row: Mapping[str, Any], *, strict: bool = True) -> Task:
+    def from_dict(
+        cls,
+        row: Mapping[str, Any],
+        *,
+        strict: bool = True,
+        defaults: Mapping[str, Any] | None = None,
+    ) -> Task:
         """Build a task from a row. ``strict``: unknown keys are an error; pass
-        ``strict=False`` for framework rows that carry other columns too."""
+        ``strict=False`` for framework rows that carry other columns too.
+        ``defaults``: values for the fields the row does not set (a framework's
+        environment config); an unknown key there is always an error."""
         if isinstance(row, Task):
             return row
         if not isinstance(row, Mapping):
             raise TaskError(f"a task row must be a mapping, not {type(row).__name__}")
-        names = {f.name for f in dataclasses.fields(cls)}
+        names = set(_FIELD_NAMES)
+        if defaults is not None:
+            if not isinstance(defaults, Mapping):
+                raise TaskError(f"task defaults must be a mapping, not {type(defaults).__name__}")
+            bad = sorted(str(k) for k in defaults if k not in names)
+            if bad:
+                raise TaskError(
+                    f"unknown task fields {bad} in the defaults; known: {sorted(names)}"
+                )
+            row = {**defaults, **row}
         unknown = sorted(str(k) for k in row if k not in names)
         if strict and unknown:
             raise TaskError(f"unknown task fields {unknown}; known: {sorted(names)}")

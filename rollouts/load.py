@@ -4,7 +4,9 @@
     python -m rollouts.load --sessions 8 --episodes 3 --servers openenv
 
 Each server (``openenv``: the OpenEnv WebSocket server; ``nemo_gym``: the NeMo Gym
-gymnasium-style server; ``nemo_gym_tools``: its tool-style server) starts as a real
+gymnasium-style server; ``nemo_gym_tools``: its tool-style server; ``ors``: the
+ORS server, from ``.venv-ors``, driven over ORS's HTTP API: ``/create_session``,
+``/create``, ``/{env}/call`` as server-sent events, ``/delete``) starts as a real
 process on 127.0.0.1 (``rollouts.servers.start_server``, as the drivers start it).
 ``--sessions`` concurrent clients each play ``--episodes`` episodes through the
 framework's own client / HTTP API, with ``core.players.ScriptedPlayer`` answering
@@ -21,7 +23,7 @@ Per server it prints:
   again after the idle timeout. Besides its episodes, each OpenEnv session drops
   one game mid-way (its socket closes without a close message), and once all are
   done each session leaves one idle game (OpenEnv: an open, silent socket; NeMo
-  Gym: a game stepped once, then left). Finished games and dropped sockets must be
+  Gym and ORS: a game stepped once, then left, no ``/ping``). Finished games and dropped sockets must be
   freed at once (the first figure equals the idle games), idle ones after the
   timeout (``--idle-timeout``): the last figure must be 0.
 """
@@ -44,7 +46,7 @@ from core.games import list_games
 from core.players import ScriptedPlayer
 from core.tasks import Task
 
-SERVERS = ("openenv", "nemo_gym", "nemo_gym_tools")
+SERVERS = ("openenv", "nemo_gym", "nemo_gym_tools", "ors")
 DEFAULT_POLICY = "noisy:0.2"
 """Random legal moves, with one malformed or illegal reply in five."""
 
@@ -308,6 +310,101 @@ async def _nemo_tools_session(
                 report.errors.append(f"nemo_gym_tools {task.task_id}: {type(exc).__name__}: {exc}")
 
 
+# --- ORS ----------------------------------------------------------------------------------
+
+
+def sse_events(text: str) -> list[tuple[str, str]]:
+    """``(event, data)`` pairs of a server-sent-events body (ORS's ``/create_session``
+    and ``/{env}/call`` answer with these). As the SSE spec says, one space after the
+    colon is dropped, no more: ORS cuts a long result into 4096-character chunks, and a
+    chunk may begin or end with a space of the JSON text."""
+    events: list[tuple[str, str]] = []
+    event, data = "", []
+    for line in [*text.splitlines(), ""]:
+        field, _, value = line.partition(":")
+        value = value.removeprefix(" ")
+        if field == "event":
+            event = value
+        elif field == "data":
+            data.append(value)
+        elif not line and (event or data):
+            events.append((event, "\n".join(data)))
+            event, data = "", []
+    return events
+
+
+async def ors_open(http: Any, report: LoadReport, task: Task) -> tuple[str, list[dict[str, Any]]]:
+    """A new ORS session playing ``task``: its id and the prompt messages."""
+    from rollouts.drivers.ors import ENV_NAME
+
+    minted = await http.post("/create_session")
+    _count(report, minted, "/create_session", body=False)
+    sid = next(data for event, data in sse_events(minted.text) if event == "task_id")
+    headers = {"X-Session-ID": sid}
+    create = {"task_spec": task.to_dict(), "env_name": ENV_NAME}
+    _count(report, await http.post("/create", json=create, headers=headers), "/create")
+    prompt = _count(report, await http.get(f"/{ENV_NAME}/messages", headers=headers), "/messages")
+    messages = [
+        {"role": m["role"], "content": "\n".join(b["text"] for b in m["blocks"])} for m in prompt
+    ]
+    return sid, messages
+
+
+async def ors_call(http: Any, report: LoadReport, sid: str, tool: str, arguments: Any) -> Any:
+    """One ORS tool call; the ``ToolOutput`` as a dict (an error result raises)."""
+    from rollouts.drivers.ors import ENV_NAME
+
+    response = await http.post(
+        f"/{ENV_NAME}/call",
+        json={"name": tool, "input": arguments},
+        headers={"X-Session-ID": sid},
+    )
+    _count(report, response, "/call", body=False)
+    events = sse_events(response.text)
+    chunks = [data for event, data in events if event in ("chunk", "end")]
+    if not events or events[-1][0] != "end":
+        raise RuntimeError(f"/call ended without a result: {response.text[:300]}")
+    result = json.loads("".join(chunks))
+    if not result.get("ok"):
+        raise RuntimeError(f"/call {tool}: {result.get('reason')}: {result.get('error')}")
+    return result["output"]
+
+
+async def _ors_session(
+    url: str, index: int, episodes: int, report: LoadReport, abandon: bool = False
+) -> None:
+    import httpx
+
+    timed = _Timer(report)
+    player = ScriptedPlayer(DEFAULT_POLICY, seed=index)
+    async with httpx.AsyncClient(base_url=url, timeout=120) as http:
+        for j in range(episodes + int(abandon)):
+            task = task_for(index, j)
+            try:
+                sid, messages = await ors_open(http, report, task)
+                moves: list[dict[str, str]] = []
+                output: dict[str, Any] = {"finished": False}
+                while not output["finished"]:
+                    move = player.move(messages)
+                    moves.append({"move": move})
+                    output = await timed(ors_call(http, report, sid, "make_move", {"move": move}))
+                    text = "\n".join(b["text"] for b in output["blocks"])
+                    messages += [
+                        {"role": "assistant", "content": f"make_move({move})"},
+                        {"role": "tool", "content": text},
+                    ]
+                    if j == episodes:  # abandoned: one call, then silence until the timeout
+                        break
+                if j < episodes:
+                    metadata = output.get("metadata") or {}
+                    check_trajectory(report, task, moves, metadata.get("trajectory"))
+                    deleted = await http.post("/delete", headers={"X-Session-ID": sid})
+                    _count(report, deleted, "/delete")
+                    report.episodes += 1
+            except Exception as exc:
+                report.errors.append(f"ors {task.task_id}: {type(exc).__name__}: {exc}")
+
+
 # --- running ------------------------------------------------------------------------------
 
 
@@ -344,6 +441,14 @@ def server_manager(
             "--max-sessions", cap, "--session-timeout", str(idle_timeout),
         ]  # fmt: skip
         return start_server(argv, "/health")
+    if server == "ors":
+        from rollouts.drivers.ors import ROOT, server_python
+
+        argv = [
+            "python", "-m", "adapters.ors", "--port", "{port}",
+            "--max-sessions", cap, "--session-timeout", str(idle_timeout),
+        ]  # fmt: skip
+        return start_server(argv, "/health", {"PYTHONUNBUFFERED": "1"}, server_python(), cwd=ROOT)
     from rollouts.drivers.nemo_gym import ROOT, nemo_python
 
     style = "tools" if server == "nemo_gym_tools" else "gymnasium"
@@ -358,6 +463,7 @@ SESSION_RUNNERS: dict[str, Callable[..., Awaitable[None]]] = {
     "openenv": _openenv_session,
     "nemo_gym": _nemo_session,
     "nemo_gym_tools": _nemo_tools_session,
+    "ors": _ors_session,
 }
 
 
@@ -441,6 +547,13 @@ def main(argv: list[str] | None = None) -> int:
     unknown = sorted(set(servers) - set(SERVERS))
     if unknown:
         parser.error(f"unknown servers {unknown}; known: {', '.join(SERVERS)}")
+    if "ors" in servers:
+        from rollouts.drivers.ors import ORSDriver
+
+        ok, why = ORSDriver().available()
+        if not ok:
+            print(f"skipping ORS: {why}")
+            servers = [s for s in servers if s != "ors"]
     if any(s.startswith("nemo") for s in servers):
         from rollouts.drivers.nemo_gym import nemo_python
 

@@ -35,6 +35,9 @@ def main(argv: list[str] | None = None) -> None:
         help="largest request body (413 beyond)",
     )
     args = parser.parse_args(argv)
+    from adapters._lifeline import watch
+
+    watch()  # stop with the process that started us, however it ends
 
     import uvicorn
 

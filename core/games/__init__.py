@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from core.games.base import (
+    BoardView,
     Game,
     GameError,
     GameSpec,
@@ -112,6 +113,7 @@ def make_game(name: str) -> Game[Any, Any]:
 
 
 __all__ = [
+    "BoardView",
     "Game",
     "GameError",
     "GameSpec",

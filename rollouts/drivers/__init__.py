@@ -19,6 +19,7 @@ DRIVERS: dict[str, str] = {
     "nemo_gym_tools": "rollouts.drivers.nemo_gym:NemoGymToolsDriver",
     "skyrl_gym": "rollouts.drivers.skyrl_gym:SkyRLGymDriver",
     "gem": "rollouts.drivers.gem:GemDriver",
+    "ors": "rollouts.drivers.ors:ORSDriver",
     "trl": "rollouts.drivers.trl:TRLDriver",
 }
 

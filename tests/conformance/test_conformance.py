@@ -48,7 +48,7 @@ BRIDGED_MAX_TURNS = 6
 """Model turns per bridged game: enough for replies, rejections and MCTS answers."""
 NATIVE = list_games()
 GAMES = NATIVE + BRIDGED
-TOOL_DRIVERS = frozenset({"nemo_gym_tools", "openenv_tools", "trl"})
+TOOL_DRIVERS = frozenset({"nemo_gym_tools", "openenv_tools", "ors", "trl"})
 """Drivers whose model moves by ``make_move`` tool call (reference: core's tool mode)."""
 NEMO_DRIVERS = frozenset({"nemo_gym", "nemo_gym_tools"})
 UNDER_TEST = [name for name in DRIVERS if name != "core"]

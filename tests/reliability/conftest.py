@@ -1,7 +1,8 @@
 """The environment servers of the reliability tests, started once for the directory.
 
-``reliability_servers`` maps ``openenv``, ``nemo_gym`` and ``nemo_gym_tools`` (the
-NeMo Gym ones only with ``.venv-nemo``) to running servers (see reliability_servers.py).
+``reliability_servers`` maps ``openenv``, ``nemo_gym``, ``nemo_gym_tools`` and ``ors``
+(NeMo Gym only with ``.venv-nemo``, ORS only with ``.venv-ors``) to running servers
+(see reliability_servers.py).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from reliability_servers import HAVE_NEMO, IDLE_TIMEOUT, MAX_SESSIONS
+from reliability_servers import IDLE_TIMEOUT, MAX_SESSIONS, can_start
 
 from rollouts.load import SERVERS, server_manager
 
@@ -19,7 +20,7 @@ from rollouts.load import SERVERS, server_manager
 def reliability_servers() -> Iterator[dict[str, Any]]:
     from rollouts.drivers.nemo_gym import _start_together
 
-    names = [s for s in SERVERS if HAVE_NEMO or not s.startswith("nemo")]
+    names = [s for s in SERVERS if can_start(s)]
     managers = [server_manager(n, 8, IDLE_TIMEOUT[n], MAX_SESSIONS[n]) for n in names]
     running = _start_together(managers)
     try:

@@ -2,7 +2,8 @@
 server keeps serving: a normal episode completes afterwards.
 
 Servers: OpenEnv (plain HTTP and the /ws WebSocket), NeMo Gym (gymnasium and tool
-style), all real processes (conftest.py), and the policy server (in a thread).
+style), ORS (openreward's HTTP + server-sent events), all real processes (conftest.py),
+and the policy server (in a thread).
 Cases: malformed JSON, wrong types, an oversize body (the documented limits), text holding a
 lone UTF-16 surrogate, unknown routes/methods, an unknown or expired session, a step
 after done, storms of resets and of sessions. docs/reliability.md tabulates them.
@@ -17,7 +18,14 @@ from typing import Any
 
 import httpx
 import pytest
-from reliability_servers import HAVE_NEMO, IDLE_TIMEOUT, MAX_SESSIONS, NEMO_MARKS
+from reliability_servers import (
+    HAVE_NEMO,
+    HAVE_ORS,
+    IDLE_TIMEOUT,
+    MAX_SESSIONS,
+    NEMO_MARKS,
+    ORS_MARKS,
+)
 
 from adapters.nemo_gym.rows import DONE_HEADER, make_row
 from core.episode import Episode
@@ -27,11 +35,21 @@ from rollouts.load import (
     _nemo_session,
     _nemo_tools_session,
     _openenv_session,
+    _ors_session,
     nemo_response,
+    ors_call,
+    ors_open,
+    sse_events,
 )
 
 pytestmark = pytest.mark.server
-LIMIT = {"openenv": 16 << 20, "nemo_gym": 32 << 20, "nemo_gym_tools": 32 << 20, "policy": 4 << 20}
+LIMIT = {
+    "openenv": 16 << 20,
+    "nemo_gym": 32 << 20,
+    "nemo_gym_tools": 32 << 20,
+    "ors": 16 << 20,
+    "policy": 4 << 20,
+}
 """The servers' default body limits (docs/reliability.md)."""
 BIG = object()
 """In the tables: a JSON body just over the server's limit (built when sent)."""
@@ -57,15 +75,18 @@ def _url(servers: dict[str, Any], name: str) -> str:
     return str(servers[name].base_url)
 
 
-def _post(base: str, path: str, body: Any, method: str = "POST") -> httpx.Response:
+def _post(
+    base: str, path: str, body: Any, method: str = "POST", headers: dict[str, str] | None = None
+) -> httpx.Response:
     raw = body if isinstance(body, bytes) else None
-    with httpx.Client(base_url=base, timeout=TIMEOUT) as client:
+    # Redirects followed: ORS sends an unknown first path segment to its default env (308).
+    with httpx.Client(base_url=base, timeout=TIMEOUT, follow_redirects=True) as client:
         return client.request(
             method,
             path,
             content=raw,
             json=None if raw is not None or body is None else body,
-            headers={"content-type": "application/json"},
+            headers={"content-type": "application/json", **(headers or {})},
         )
 
 
@@ -74,6 +95,7 @@ def _normal_episode_completes(server: str, url: str) -> None:
         "openenv": _openenv_session,
         "nemo_gym": _nemo_session,
         "nemo_gym_tools": _nemo_tools_session,
+        "ors": _ors_session,
     }[server]
     report = LoadReport(server, 1)
     asyncio.run(runner(url, 97, 1, report))
@@ -83,7 +105,7 @@ def _normal_episode_completes(server: str, url: str) -> None:
 
 # --- plain HTTP: one table over the three environment servers -----------------------------
 
-OE, GYM, TOOLS = "openenv", "nemo_gym", "nemo_gym_tools"
+OE, GYM, TOOLS, ORS = "openenv", "nemo_gym", "nemo_gym_tools", "ors"
 HTTP_CASES: list[tuple[str, str, str, Any, int, str]] = [
     (OE, "POST", "/reset", b"{not json", 422, "JSON decode error"),
     (OE, "POST", "/reset", [1, 2], 422, "valid dictionary"),
@@ -143,7 +165,23 @@ HTTP_CASES: list[tuple[str, str, str, Any, int, str]] = [
         422,
         "must be /verify",
     ),
+    (ORS, "POST", "/create", {"task_spec": {"game": "tictactoe"}}, 400, "X-Session-ID"),
+    (ORS, "POST", "/create", BIG, 413, "exceeds the limit"),
+    (ORS, "POST", "/create", SURROGATE, 400, "lone UTF-16 surrogate"),
+    (ORS, "POST", "/gamebridge/tasks", {"split": "nope"}, 400, "Invalid split"),
+    (ORS, "POST", "/gamebridge/tasks", [1], 422, "valid dictionary"),
+    (ORS, "POST", "/gamebridge/tasks", {}, 422, "Field required"),
+    (ORS, "POST", "/gamebridge/task", {"split": "train", "index": 10**9}, 400, "Invalid index"),
+    (ORS, "GET", "/nope/tools", None, 404, "Not Found"),
+    (ORS, "GET", "/no-such-route", None, 404, "Not Found"),
+    (ORS, "POST", "/gamebridge/call", {"name": "make_move", "input": {}}, 400, "X-Session-ID"),
+    (ORS, "POST", "/gamebridge/score_group", {"candidates": []}, 400, "X-Session-ID"),
+    (ORS, "PUT", "/create", None, 405, "Method Not Allowed"),
 ]
+
+
+def _marks(server: str) -> list[Any]:
+    return NEMO_MARKS if server.startswith("nemo") else ORS_MARKS if server == ORS else []
 
 
 def _case_id(case: tuple[str, str, str, Any, int, str]) -> str:
@@ -157,10 +195,7 @@ def _case_id(case: tuple[str, str, str, Any, int, str]) -> str:
 
 @pytest.mark.parametrize(
     "case",
-    [
-        pytest.param(c, id=_case_id(c), marks=NEMO_MARKS if c[0].startswith("nemo") else [])
-        for c in HTTP_CASES
-    ],
+    [pytest.param(c, id=_case_id(c), marks=_marks(c[0])) for c in HTTP_CASES],
 )
 def test_bad_http_request_gets_a_clear_4xx(
     case: tuple[str, str, str, Any, int, str], reliability_servers: dict[str, Any]
@@ -172,18 +207,23 @@ def test_bad_http_request_gets_a_clear_4xx(
     assert len(response.content) < 100_000, "the error must not echo a huge body"
 
 
-@pytest.mark.parametrize("server", [OE, GYM, TOOLS])
+@pytest.mark.parametrize("server", [OE, GYM, TOOLS, ORS])
 def test_servers_keep_serving_after_bad_requests(
     server: str, reliability_servers: dict[str, Any]
 ) -> None:
     if server.startswith("nemo") and not HAVE_NEMO:
         pytest.skip("no .venv-nemo")
+    if server == ORS and not HAVE_ORS:
+        pytest.skip("no .venv-ors")
     url = _url(reliability_servers, server)
     for case in HTTP_CASES:
         if case[0] == server:
             assert _post(url, case[2], _big(server, case[3]), case[1]).status_code < 500
+    if server == ORS:
+        for method, path, headers, body, _, _ in ORS_SESSION_CASES:
+            assert _post(url, path, body, method, _headers(headers)).status_code < 500
     _normal_episode_completes(server, url)
-    if server != OE:  # and NeMo Gym's own aggregation still answers well-formed input
+    if server.startswith("nemo"):  # and NeMo Gym's own aggregation still answers well-formed input
         rows = [{"_ng_task_index": 0, "_ng_rollout_index": i, "reward": float(i)} for i in (0, 1)]
         aggregate = _post(url, "/aggregate_metrics", {"verify_responses": rows})
         assert aggregate.status_code == 200, aggregate.text[:300]
@@ -252,17 +292,20 @@ def test_openenv_ws_errors_are_replies_and_the_session_survives(
     _normal_episode_completes(OE, _url(reliability_servers, OE))
 
 
-def test_openenv_ws_oversize_message_closes_with_1009(
+def test_openenv_ws_oversize_message_is_that_steps_error(
     reliability_servers: dict[str, Any],
 ) -> None:
-    from websockets.exceptions import ConnectionClosed
+    """Over the limit: an error reply, and the session goes on (issue 15; it used to
+    close the connection with 1009, which ended the run)."""
     from websockets.sync.client import connect
 
     with connect(_ws_url(reliability_servers), max_size=None) as ws:
-        ws.send(json.dumps({"type": "step", "data": {"reply": "x" * (LIMIT[OE] + 1)}}))
-        with pytest.raises(ConnectionClosed) as closed:
-            ws.recv(timeout=TIMEOUT)
-    assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009
+        reset = {"type": "reset", "data": {"task": Task(seed=1).to_dict()}}
+        assert _ask(ws, reset)["type"] == "observation"
+        big = {"type": "step", "data": {"reply": "x" * (LIMIT[OE] + 1)}}
+        _error(_ask(ws, big), "MESSAGE_TOO_LARGE", "over the server's limit")
+        step = {"type": "step", "data": {"reply": "<move>4</move>"}}
+        assert _ask(ws, step)["type"] == "observation"
     _normal_episode_completes(OE, _url(reliability_servers, OE))
 
 
@@ -372,6 +415,124 @@ def test_nemo_tools_step_after_done_verify_twice_and_expiry(
     _normal_episode_completes(TOOLS, url)
 
 
+# --- ORS: requests that carry a session id ---------------------------------------------------
+
+NEW_SID = {"X-Session-ID": "{new}"}
+"""In the table: a fresh session id per request (``/create`` would refuse a reused one)."""
+SPEC = {"task_spec": Task(game="tictactoe", seed=1).to_dict()}
+ORS_SESSION_CASES: list[tuple[str, str, dict[str, str], Any, int, str]] = [
+    ("POST", "/create", NEW_SID, {"task_spec": {"game": "chess"}}, 422, "game must be one of"),
+    ("POST", "/create", NEW_SID, {"task_spec": {"bogus": 1}}, 422, "unknown task fields"),
+    ("POST", "/create", NEW_SID, {"task_spec": {"depth": 99}}, 422, "depth must be"),
+    ("POST", "/create", NEW_SID, {"task_spec": [1, 2]}, 422, "valid dictionary"),
+    ("POST", "/create", NEW_SID, {}, 422, "Provide either task_spec"),
+    ("POST", "/create", NEW_SID, {"split": "train"}, 422, "Provide either task_spec"),
+    ("POST", "/create", NEW_SID, {"split": "nope", "index": 0}, 400, "Invalid split"),
+    ("POST", "/create", NEW_SID, {"split": "train", "index": 10**6}, 400, "Invalid index"),
+    ("POST", "/create", NEW_SID, b"{not json", 422, "JSON decode error"),
+    ("POST", "/create", NEW_SID, {**SPEC, "toolset_name": "claude-code"}, 400, "no toolsets"),
+    ("POST", "/create", {**NEW_SID, "X-Secrets": "!!"}, SPEC, 400, "X-Secrets must be"),
+    ("POST", "/gamebridge/call", NEW_SID, {"name": "make_move", "input": {}}, 404, "not found"),
+    ("GET", "/gamebridge/prompt", NEW_SID, None, 404, "not found"),
+    ("POST", "/ping", NEW_SID, None, 404, "not found"),
+]
+
+
+def _headers(headers: dict[str, str]) -> dict[str, str]:
+    import uuid
+
+    return {k: v.replace("{new}", uuid.uuid4().hex) for k, v in headers.items()}
+
+
+@pytest.mark.parametrize(
+    "case",
+    [pytest.param(c, id=f"ors-{c[0]}{c[1]}-{c[4]}-{i}") for i, c in enumerate(ORS_SESSION_CASES)],
+)
+@pytest.mark.skipif(not HAVE_ORS, reason="no .venv-ors (make setup-ors)")
+def test_ors_bad_session_request_gets_a_clear_4xx(
+    case: tuple[str, str, dict[str, str], Any, int, str], reliability_servers: dict[str, Any]
+) -> None:
+    method, path, headers, body, status, message = case
+    response = _post(_url(reliability_servers, ORS), path, body, method, _headers(headers))
+    assert response.status_code == status, response.text[:500]
+    assert message in response.text
+
+
+def _ors_result(response: httpx.Response) -> dict[str, Any]:
+    events = sse_events(response.text)
+    assert events and events[-1][0] == "end", response.text[:500]
+    return dict(json.loads("".join(d for e, d in events if e in ("chunk", "end"))))
+
+
+@pytest.mark.skipif(not HAVE_ORS, reason="no .venv-ors (make setup-ors)")
+def test_ors_odd_calls_step_after_done_expiry_and_storm(
+    reliability_servers: dict[str, Any],
+) -> None:
+    url = _url(reliability_servers, ORS)
+    task = Task(game="tictactoe", seed=2, max_invalid_moves=1)
+
+    async def play() -> None:
+        report = LoadReport(ORS, 1)
+        async with httpx.AsyncClient(base_url=url, timeout=TIMEOUT) as http:
+            sid, _ = await ors_open(http, report, task)
+            duplicate = await http.post("/create", json=SPEC, headers={"X-Session-ID": sid})
+            assert duplicate.status_code == 400 and "already exists" in duplicate.text
+            call = {"name": "fly", "input": {}}
+            unknown = _ors_result(
+                await http.post("/gamebridge/call", json=call, headers={"X-Session-ID": sid})
+            )
+            assert unknown["ok"] is False and unknown["reason"] == "not_found"
+            for bad in ({"name": "make_move", "input": [1]}, {"name": 5}):
+                refused = await http.post(
+                    "/gamebridge/call", json=bad, headers={"X-Session-ID": sid}
+                )
+                assert refused.status_code == 422, refused.text[:300]
+            # Odd arguments are core's to judge: recorded, penalised, the game goes on...
+            out = await ors_call(http, report, sid, "make_move", {"move": 4})
+            assert out["finished"] is False and out["reward"] is None
+            assert out["metadata"]["info"]["error"] == "invalid_move"
+            # ...and the second invalid reply (budget 1) forfeits: the reward comes inline.
+            out = await ors_call(http, report, sid, "make_move", {"square": "4"})
+            assert out["finished"] is True
+            replayed = Episode.replay(task, [{"move": 4}, {"move": None}])
+            assert out["metadata"]["trajectory"] == replayed.to_dict()
+            assert out["reward"] == replayed.reward().total == out["metadata"]["reward"]["total"]
+            call = {"name": "make_move", "input": {"move": "4"}}
+            after = _ors_result(
+                await http.post("/gamebridge/call", json=call, headers={"X-Session-ID": sid})
+            )
+            assert after["ok"] is False and after["reason"] == "episode_finished"
+            # A session left alone (no /ping, no call) is deleted after the idle timeout.
+            idle, _ = await ors_open(http, report, task)
+            await asyncio.sleep(IDLE_TIMEOUT[ORS] + 2.5)
+            gone = await http.post("/ping", headers={"X-Session-ID": idle})
+            assert gone.status_code == 404 and "not found" in gone.text
+        assert report.status_5xx == 0 and report.errors == []
+
+    asyncio.run(play())
+    # A storm of sessions: up to max_sessions, then 429 with the reason; all freed by /delete.
+    live = httpx.get(url + "/sessions", timeout=TIMEOUT).json()
+    assert live["max"] == MAX_SESSIONS[ORS] and live["idle_timeout_s"] == IDLE_TIMEOUT[ORS]
+    sids: list[str] = []
+    refused: list[httpx.Response] = []
+    for i in range(MAX_SESSIONS[ORS] + 3):
+        sid = f"storm-{i}-{time.monotonic_ns()}"
+        response = _post(url, "/create", SPEC, headers={"X-Session-ID": sid})
+        assert response.status_code in (200, 429), response.text[:300]
+        if response.status_code == 200:
+            sids.append(sid)
+        else:
+            refused.append(response)
+    assert refused and all("max_sessions" in r.text for r in refused)
+    for sid in sids:
+        assert _post(url, "/delete", None, headers={"X-Session-ID": sid}).status_code == 200
+    deadline = time.monotonic() + TIMEOUT
+    while httpx.get(url + "/sessions", timeout=TIMEOUT).json()["active"] > 0:
+        assert time.monotonic() < deadline, "sessions left after /delete"
+        time.sleep(0.1)
+    _normal_episode_completes(ORS, url)
+
+
 # --- the policy server ----------------------------------------------------------------------
 
 POLICY_CASES: list[tuple[str, str, Any, int, str]] = [
@@ -429,7 +590,9 @@ DEEP = Task(game="othello", seed=3, depth=10, model_player=1, opening_plies=12)
 of CPU (depth 9 took about 2.5 s, which a normal episode under CI load could exceed)."""
 
 
-@pytest.mark.parametrize("server", [OE, pytest.param(GYM, marks=NEMO_MARKS)])
+@pytest.mark.parametrize(
+    "server", [OE, pytest.param(GYM, marks=NEMO_MARKS), pytest.param(ORS, marks=ORS_MARKS)]
+)
 def test_a_deep_search_game_does_not_stall_other_sessions(
     server: str, reliability_servers: dict[str, Any]
 ) -> None:
@@ -446,6 +609,16 @@ def test_a_deep_search_game_does_not_stall_other_sessions(
 
             with GameEnvClient(base_url=url, message_timeout_s=300).sync() as env:
                 env.reset(task=DEEP.to_dict())
+        elif server == ORS:
+            headers = {"X-Session-ID": f"deep-{time.monotonic_ns()}"}
+            created = _post(url, "/create", {"task_spec": DEEP.to_dict()}, headers=headers)
+            assert created.status_code == 200, created.text
+            while True:  # the prompt waits for setup (the opponent's first move)...
+                prompt = httpx.get(url + "/gamebridge/prompt", headers=headers, timeout=300)
+                if prompt.status_code != 503:  # ...answering 503 "still starting" after 25 s
+                    break
+            assert prompt.status_code == 200, prompt.text
+            _post(url, "/delete", None, headers=headers)
         else:
             response = httpx.post(url + "/reset", json=make_row(DEEP), timeout=300)
             assert response.status_code == 200

@@ -25,9 +25,17 @@ ROUTES = {
     "nemo_gym_tools": {
         "/aggregate_metrics", "/make_move", "/seed_session", "/sessions", "/verify",
     },
+    "ors": {
+        "/create", "/create_session", "/delete", "/delete_session", "/health",
+        "/list_environments", "/ping", "/version", "/{env_name}/call", "/{env_name}/messages",
+        "/{env_name}/num_tasks", "/{env_name}/prompt", "/{env_name}/score_group",
+        "/{env_name}/splits", "/{env_name}/task", "/{env_name}/task_range",
+        "/{env_name}/task_tools", "/{env_name}/tasks", "/{env_name}/tools",
+    },
 }  # fmt: skip
 """OpenAPI paths; besides these, FastAPI's /docs, /redoc, /openapi.json (read-only
-schema pages), OpenEnv's /ws and NeMo Gym's / (liveness)."""
+schema pages), OpenEnv's /ws, NeMo Gym's / (liveness) and ORS's GET /sessions (served
+by adapters/ors/server.py's middleware, before openreward's routing)."""
 
 SERVER_MODULES = [
     "adapters/_asgi.py",
@@ -38,6 +46,10 @@ SERVER_MODULES = [
     "adapters/nemo_gym/limits.py",
     "adapters/nemo_gym/__main__.py",
     "adapters/nemo_gym/rows.py",
+    "adapters/ors/__init__.py",
+    "adapters/ors/env.py",
+    "adapters/ors/server.py",
+    "adapters/ors/__main__.py",
     "rollouts/policy_server.py",
 ]
 FORBIDDEN_NAMES = {"eval", "exec", "compile", "open", "__import__", "breakpoint"}
@@ -93,6 +105,13 @@ def test_route_lists_are_pinned(server: str, reliability_servers: dict[str, Any]
         mcp = httpx.post(url + "/mcp", json=listing, timeout=30).json()
         assert "does not support MCP" in mcp["error"]["message"]
         assert httpx.get(url + "/web", timeout=30).status_code == 404
+    if server == "ors":
+        # No toolsets (openreward's built-in ones add shell, file and web tools), and the
+        # one tool listed per session is core's make_move.
+        spec = {"task_spec": {"game": "tictactoe"}, "toolset_name": "claude-code"}
+        refused = httpx.post(url + "/create", json=spec, headers={"X-Session-ID": "t"})
+        assert refused.status_code == 400
+        assert httpx.get(url + "/gamebridge/tools", timeout=30).json()["tools"] == []
 
 
 def test_policy_server_routes_and_default_host() -> None:
@@ -113,8 +132,12 @@ def test_policy_server_routes_and_default_host() -> None:
 
 
 def test_server_clis_default_to_loopback() -> None:
-    """The argparse defaults of ``python -m adapters.openenv`` / ``adapters.nemo_gym``."""
-    for module in ("adapters/openenv/__main__.py", "adapters/nemo_gym/__main__.py"):
+    """The argparse defaults of ``python -m adapters.openenv`` / ``nemo_gym`` / ``ors``."""
+    for module in (
+        "adapters/openenv/__main__.py",
+        "adapters/nemo_gym/__main__.py",
+        "adapters/ors/__main__.py",
+    ):
         tree = ast.parse((ROOT / module).read_text())
         hosts = [
             kw.value.value

@@ -136,7 +136,7 @@ def test_compare_names_first_divergence(
         f"DIVERGENT: tictactoe: tamper diverges from core[text] on task #2 "
         f"({tasks[2].task_id}) at step {step}, field 'board'"
     ) in text
-    assert "FAILED: tictactoe: broken: RuntimeError: framework exploded" in text
+    assert "FAILED: tictactoe: broken: framework failed: RuntimeError: framework exploded" in text
     html = (tmp_path / "report.html").read_text()
     assert "Trajectories differ" in html and "tamper" in html
 

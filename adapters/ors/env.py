@@ -1,0 +1,229 @@
+"""core.Episode in the OpenReward Standard's vocabulary (``openreward`` 0.1.167).
+
+One ``Environment`` class, served as ``gamebridge``, plays every core game:
+
+* splits and tasks: ``core.make_tasks`` rows (``train``/``test`` over every game,
+  and ``<game>-train``/``<game>-test`` per game); a session may also carry any task
+  row itself (``task_spec``);
+* the prompt: core's tool-mode system prompt and the first observation;
+* the ``make_move`` tool (per task: its schema is core's ``tool_schema(game)``),
+  whose argument goes to core unchanged, and a hidden ``@terminal`` tool that takes
+  a plain text reply (ORS ends the rollout there: core judges the text, then
+  settles a game still going on);
+* ``ToolOutput.reward`` only on the call that ends the game (the rubric total; the
+  breakdown and the trajectory in ``metadata``), ``finished`` from core.
+
+No game rule, prompt text or reward formula lives here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any, ClassVar
+
+try:
+    from openreward.environments import (
+        Environment,
+        ListToolsOutput,
+        Message,
+        Split,
+        TextBlock,
+        ToolOutput,
+        ToolSpec,
+        terminal,
+        tool,
+    )
+    from pydantic import BaseModel, ConfigDict
+except ImportError as e:  # pragma: no cover - exercised only without the extra
+    raise ImportError(
+        "adapters.ors needs openreward 0.1.167; install with: pip install -e '.[ors]'"
+    ) from e
+
+from core import Episode, Task, list_games, make_tasks
+from core.episode import StepResult
+
+ENV_NAME = "gamebridge"
+"""The name the server serves the environment under (its class name, lowercased)."""
+DEFAULT_TASKS_PER_GAME = 32
+"""Tasks per game in each split."""
+SPLIT_SEEDS = {"train": 0, "test": 1}
+"""``make_tasks`` seed offsets of the splits (added to the class's ``seed``)."""
+
+
+# rosetta: action: a `make_move` call's arguments, any JSON (the `move` goes to core unchanged)
+class MoveArguments(BaseModel):
+    """``make_move``'s input: any JSON object. Nothing is checked here (no ``str``
+    field that would refuse a number before core sees it): core judges ``move``."""
+
+    model_config = ConfigDict(extra="allow")
+
+    move: Any = None
+
+
+class ClosingReply(BaseModel):
+    """The ``@terminal`` tool's one field: the model's plain text reply."""
+
+    reply: Any = ""
+
+
+def split_names(games: Iterable[str]) -> list[str]:
+    """``train``, ``test``, then ``<game>-train``, ``<game>-test`` per game."""
+    names = list(SPLIT_SEEDS)
+    for game in games:
+        names += [f"{game}-{kind}" for kind in SPLIT_SEEDS]
+    return names
+
+
+# rosetta: rollout: the client opens a session, reads the prompt and tools, calls tools until `finished` (rollouts/drivers/ors.py)
+class GameBridge(Environment):
+    """One ``core.Episode`` per ORS session; no game logic here.
+
+    ``environment_class(...)`` makes a copy with other games, split sizes or seed.
+    """
+
+    games: ClassVar[tuple[str, ...]] = tuple(list_games())
+    tasks_per_game: ClassVar[int] = DEFAULT_TASKS_PER_GAME
+    seed: ClassVar[int] = 0
+    num_groups: ClassVar[int] = 1
+    """``make_tasks``' difficulty strata (a block of ``num_groups`` tasks spans every level)."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # openreward caches splits and tasks on the class with hasattr(), which also
+        # finds a parent's cache: give each subclass its own before the first request.
+        cls._splits_cache = cls.list_splits()
+        cls._tasks_cache = {}
+        cls._tasks_cache_locks = {}
+
+    # rosetta: registration: `Server([GameBridge])` serves it as `gamebridge`: splits and tasks are `make_tasks` rows
+    @classmethod
+    def list_splits(cls) -> Sequence[Split | str]:
+        return [
+            Split(name=name, type="train" if name.endswith("train") else "test")
+            for name in split_names(cls.games)
+        ]
+
+    @classmethod
+    def list_tasks(cls, split: str) -> Sequence[dict[str, Any]]:
+        """The split's task rows (``Task.to_dict()``), game by game."""
+        kind = split.rsplit("-", 1)[-1]
+        games = cls.games if split in SPLIT_SEEDS else (split.rsplit("-", 1)[0],)
+        return [
+            task.to_dict()
+            for game in games
+            for task in make_tasks(
+                cls.tasks_per_game,
+                seed=cls.seed + SPLIT_SEEDS[kind],
+                game=game,
+                num_groups=cls.num_groups,
+            )
+        ]
+
+    # rosetta: session: one `GameBridge(task_spec)` per ORS session (`/create`), freed at `/delete` or when idle
+    def __init__(self, task_spec: Any = None, secrets: Any = None) -> None:
+        super().__init__(task_spec or {}, secrets or {})
+        # strict: an unknown field is a TaskError (the server answers 422)
+        self.episode = Episode(Task.from_dict(task_spec if task_spec is not None else {}))
+        self.first_observation: str | None = None
+        self.busy = 0
+        """Tool calls running now (openreward serialises them per session): a session
+        busy in a long opponent search is not idle (``adapters.ors.server``'s reaper)."""
+
+    # rosetta: reset: `setup()` (the server runs it once per session): `Episode.reset()`
+    def setup(self) -> None:
+        """Start the game (the opponent may move first; runs in a worker thread)."""
+        self.first_observation = self.episode.reset()
+
+    # rosetta: observation: the prompt (`get_messages`: core's system prompt, the first observation), then each tool's text block
+    def get_messages(self) -> Sequence[Message]:
+        """Core's tool-mode system prompt, then the first observation."""
+        system, first = self._prompt()
+        return [
+            Message(role="system", blocks=[TextBlock(text=system)]),
+            Message(role="user", blocks=[TextBlock(text=first)]),
+        ]
+
+    def get_prompt(self) -> Sequence[TextBlock]:
+        """The same two texts as blocks (harnesses that read ``/prompt`` only, such as
+        TRL's OpenReward bridge, put them in one user message)."""
+        return [TextBlock(text=text) for text in self._prompt()]
+
+    def _prompt(self) -> tuple[str, str]:
+        if self.first_observation is None:  # setup() not run yet (a direct instance)
+            self.setup()
+        return self.episode.tool_system_prompt, str(self.first_observation)
+
+    def list_task_tools(self) -> ListToolsOutput:
+        """``make_move`` with core's schema for this task's game (examples differ per game)."""
+        function = self.episode.tool_schema["function"]
+        spec = ToolSpec(
+            name=function["name"],
+            description=function["description"],
+            input_schema=function["parameters"],
+        )
+        return ListToolsOutput(tools=[spec])
+
+    # rosetta: step: the `make_move` tool -> `Episode.step_move(move)`
+    @tool(shared=False)
+    def make_move(self, arguments: MoveArguments) -> ToolOutput:
+        """Core's ``make_move`` (listed per task by ``list_task_tools``, never twice)."""
+        self.busy += 1
+        try:
+            return self._output(self.episode.step_move(arguments.move))
+        finally:
+            self.busy -= 1
+
+    # rosetta: truncation: a plain text reply ends an ORS rollout (`@terminal`): core judges it, then settles the game (`Episode.settle`)
+    @terminal
+    @tool
+    def final_reply(self, arguments: ClosingReply) -> ToolOutput:
+        """The model answered in text instead of calling a tool: its last reply."""
+        self.busy += 1
+        try:
+            result = self.episode.step(arguments.reply)
+            if not result.done:
+                result = self.episode.settle()
+            return self._output(result)
+        finally:
+            self.busy -= 1
+
+    # rosetta: reward: `ToolOutput.reward` on the call that ends the game (the rubric total); breakdown in `metadata["reward"]`
+    # rosetta: termination: `ToolOutput.finished` = core's `done` (the server then refuses further calls)
+    # rosetta: state: the session's `GameBridge.episode`; the trajectory in the final `metadata["trajectory"]`
+    def _output(self, result: StepResult) -> ToolOutput:
+        metadata: dict[str, Any] = {"info": result.info}
+        if result.done:
+            metadata["reward"] = self.episode.reward().to_dict()
+            metadata["trajectory"] = self.episode.to_dict()
+        return ToolOutput(
+            blocks=[TextBlock(text=result.observation)],
+            metadata=metadata,
+            reward=result.reward if result.done else None,
+            finished=result.done,
+        )
+
+
+def environment_class(
+    games: Iterable[str] | None = None,
+    tasks_per_game: int = DEFAULT_TASKS_PER_GAME,
+    seed: int = 0,
+    num_groups: int = 1,
+) -> type[GameBridge]:
+    """A ``GameBridge`` serving ``games`` (default: every core game), with
+    ``tasks_per_game`` tasks per game and split, from ``make_tasks(seed=...)``."""
+    chosen = tuple(games) if games is not None else tuple(list_games())
+    unknown = sorted(set(chosen) - set(list_games()))
+    if unknown or not chosen:
+        raise ValueError(f"games must be some of {list_games()}, got {list(chosen)}")
+    if tasks_per_game < 1:
+        raise ValueError(f"tasks_per_game must be >= 1, got {tasks_per_game}")
+    namespace = {
+        "games": chosen,
+        "tasks_per_game": tasks_per_game,
+        "seed": seed,
+        "num_groups": num_groups,
+        "__qualname__": "GameBridge",
+        "__module__": __name__,
+    }
+    cls: type[GameBridge] = type("GameBridge", (GameBridge,), namespace)
+    return cls

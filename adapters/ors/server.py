@@ -1,0 +1,214 @@
+"""The ORS server app: openreward's own ``Server([GameBridge]).app``, plus the limits
+every gamebridge server has.
+
+* 413 over ``max_body_bytes`` and 400 for a lone UTF-16 surrogate
+  (``adapters._asgi.BodyLimitMiddleware``, shared with the other servers);
+* ``POST /create`` over ``max_sessions`` live sessions: 429; with a
+  ``toolset_name``: 400 (openreward's built-in toolsets add shell, file and web
+  tools: none belongs on a game server); a malformed ``X-Secrets`` header: 400
+  (openreward's decoder raised, a 500);
+* a task row core refuses (``TaskError``): 422, not a 500;
+* idle sessions (no ``/ping``, no call, nothing running) deleted after
+  ``session_timeout_s`` (openreward's own reaper also runs, at 900 s, so that is
+  the longest timeout);
+* ``GET /sessions``: read-only, live sessions, the cap and the idle timeout.
+
+openreward's session table is private (``Server._active_envs`` and friends):
+this module reads it for the cap and the count and deletes idle sessions with its
+``_delete_session``; tests/adapters/test_ors.py pins that against 0.1.167.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import json
+import os
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
+from typing import Any
+
+os.environ.setdefault("OPENREWARD_DISABLE_UPDATE_CHECK", "1")  # never ask PyPI
+
+try:
+    from fastapi import FastAPI, Request
+    from fastapi.responses import JSONResponse
+    from openreward.environments import Server
+    from openreward.environments import server as ors_server
+except ImportError as e:  # pragma: no cover - exercised only without the extra
+    raise ImportError(
+        "adapters.ors needs openreward 0.1.167; install with: pip install -e '.[ors]'"
+    ) from e
+
+from adapters._asgi import ASGIApp, BodyLimitMiddleware, Receive, Scope, Send, refuse
+from adapters.ors.env import GameBridge
+from core.tasks import TaskError
+
+DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
+"""As the OpenEnv server: a long reply still fits after JSON escaping."""
+DEFAULT_MAX_SESSIONS = 256
+ORS_REAPER_S = 900.0
+"""openreward's own idle reaper (``reaper_coro``'s ``stale_threshold``), always on."""
+DEFAULT_SESSION_TIMEOUT_S = ORS_REAPER_S
+REAPER_INTERVAL_S = 1.0
+
+
+class SessionLimits:
+    """The ``POST /create`` checks and ``GET /sessions`` (pure ASGI, after the body
+    limit, so the body is read in full and small)."""
+
+    def __init__(self, app: ASGIApp, server: Server, max_sessions: int, timeout_s: float) -> None:
+        self.app = app
+        self.server = server
+        self.max_sessions = max_sessions
+        self.timeout_s = timeout_s
+
+    def stats(self) -> dict[str, Any]:
+        return {
+            "active": len(self.server._active_envs),
+            "max": self.max_sessions,
+            "idle_timeout_s": self.timeout_s,
+        }
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        path, method = scope.get("path", ""), scope.get("method", "")
+        if path == "/sessions" and method == "GET":
+            body = json.dumps(self.stats()).encode()
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 200,
+                    "headers": [(b"content-type", b"application/json")],
+                }
+            )
+            await send({"type": "http.response.body", "body": body})
+            return
+        if path != "/create" or method != "POST":
+            await self.app(scope, receive, send)
+            return
+        message = await receive()  # BodyLimitMiddleware replays the whole body at once
+        problem = _secrets_problem(dict(scope.get("headers") or []).get(b"x-secrets"))
+        if problem is None:
+            problem = _toolset_problem(message.get("body", b""))
+        if problem is not None:
+            await refuse(send, 400, problem)
+            return
+        if len(self.server._active_envs) >= self.max_sessions:
+            await refuse(
+                send,
+                429,
+                f"{len(self.server._active_envs)} live sessions, this server's max_sessions: "
+                f"delete some (idle ones expire after {self.timeout_s:g} s)",
+            )
+            return
+        sent = False
+
+        async def replay() -> Any:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return message
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+
+def _secrets_problem(header: bytes | None) -> str | None:
+    """Why openreward's ``X-Secrets`` decoder would fail on ``header`` (None: it would not)."""
+    if not header:
+        return None
+    try:
+        payload = json.loads(base64.b64decode(header, validate=True))
+        if isinstance(payload, dict) and all(
+            isinstance(v, dict) and "value" in v for v in payload.values()
+        ):
+            return None
+    except (binascii.Error, ValueError):
+        pass
+    return 'X-Secrets must be base64 of a JSON object {"name": {"value": ...}}'
+
+
+def _toolset_problem(body: bytes) -> str | None:
+    try:
+        request = json.loads(body)
+    except ValueError:  # the route's own validation answers 422
+        return None
+    if isinstance(request, dict) and request.get("toolset_name") is not None:
+        return "this server offers no toolsets (toolset_name must be absent)"
+    return None
+
+
+def _reaper(server: Server, timeout_s: float) -> Any:
+    """Delete sessions idle longer than ``timeout_s`` (as openreward's reaper does at 900 s)."""
+
+    async def reap() -> None:
+        while True:
+            await asyncio.sleep(min(REAPER_INTERVAL_S, timeout_s / 4))
+            now = time.monotonic()
+            for sid in list(server._last_ping):  # busy (setup or a tool call running): not idle
+                setup, env = server._setup_tasks.get(sid), server._active_envs.get(sid)
+                if (setup is not None and not setup.done()) or getattr(env, "busy", 0):
+                    server._last_ping[sid] = now
+            stale = [sid for sid, seen in list(server._last_ping.items()) if now - seen > timeout_s]
+            for sid in stale:
+                await ors_server._delete_session(
+                    sid,
+                    server._active_envs,
+                    server._active_toolsets,
+                    server._last_ping,
+                    server._setup_tasks,
+                    server._ready,
+                    server._setup_errors,
+                )
+
+    return reap
+
+
+# rosetta: transport: HTTP + server-sent events (openreward's FastAPI `Server`), uvicorn on 127.0.0.1
+def create_app(
+    env_cls: type[GameBridge] = GameBridge,
+    max_sessions: int = DEFAULT_MAX_SESSIONS,
+    session_timeout_s: float = DEFAULT_SESSION_TIMEOUT_S,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+) -> FastAPI:
+    """openreward's app for ``env_cls``, with the limits above."""
+    if not 0 < session_timeout_s <= ORS_REAPER_S:
+        raise ValueError(
+            f"session_timeout_s must be in (0, {ORS_REAPER_S:g}] (openreward's own reaper "
+            f"deletes idle sessions at {ORS_REAPER_S:g} s), got {session_timeout_s!r}"
+        )
+    server = Server([env_cls], return_errors="exception")
+    app: FastAPI = server.app
+
+    async def task_error(_: Request, exc: Exception) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=422)
+
+    app.add_exception_handler(TaskError, task_error)
+    # add_middleware puts each one outside the last: the body limit sees requests first.
+    app.add_middleware(
+        SessionLimits, server=server, max_sessions=max_sessions, timeout_s=session_timeout_s
+    )
+    app.add_middleware(BodyLimitMiddleware, max_body_bytes=max_body_bytes)
+
+    inner = app.router.lifespan_context
+    reap = _reaper(server, session_timeout_s)
+
+    @asynccontextmanager
+    async def lifespan(a: FastAPI) -> AsyncIterator[Any]:
+        async with inner(a) as state:
+            task = asyncio.create_task(reap())
+            try:
+                yield state
+            finally:
+                task.cancel()
+                with suppress(asyncio.CancelledError):
+                    await task
+
+    app.router.lifespan_context = lifespan
+    app.state.ors_server = server
+    return app
