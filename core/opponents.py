@@ -200,6 +200,8 @@ def shared_minimax(depth: int) -> MinimaxOpponent:
     only on (game, position, depth), so every episode may share one cache (a
     fresh opponent per episode searched the opening again in every game). The
     random tie-break still comes from each call's ``rng``."""
+    if type(depth) is not int:  # True == 1 would find depth 1's opponent in the table
+        return MinimaxOpponent(depth)  # raises the usual ValueError
     with _SHARED_LOCK:
         opponent = _SHARED.get(depth)
         if opponent is None:
