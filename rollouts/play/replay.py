@@ -13,7 +13,6 @@ default ``runs``): the page names a file, never an arbitrary path.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -75,25 +74,22 @@ def resolve(name: str, roots: list[Path]) -> Path:
 
 
 def read_rows(path: Path) -> list[dict[str, Any]]:
-    """The records of a JSONL file (blank lines skipped)."""
+    """The records of a run file (``rollouts.records.read_run``: the header line
+    skipped, a torn last line skipped), in task order: the order of the report's
+    replay, so its links name the same episode."""
+    from rollouts.records import RecordFileError, read_run
+
     if path.stat().st_size > MAX_FILE_BYTES:
         raise PlayError(f"{path} is over {MAX_FILE_BYTES} bytes", status=413)
-    rows = []
-    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except ValueError as e:
-            raise PlayError(f"{path.name} line {i} is not JSON: {e}") from e
-        if not isinstance(row, dict) or not isinstance(row.get("trajectory"), dict):
-            raise PlayError(f"{path.name} line {i} is not a rollout record (no trajectory)")
-        rows.append(row)
-    return rows
+    try:
+        records = read_run(path, warn=False).ordered()
+    except (RecordFileError, ValueError, TypeError) as e:
+        raise PlayError(f"{path.name} is not a records file: {e}") from e
+    return [r.to_dict() for r in records]
 
 
 def label(i: int, row: dict[str, Any]) -> str:
-    traj = row["trajectory"]
+    traj = row.get("trajectory") or {}
     return (
         f"#{i} {row.get('framework', '?')} {traj.get('task_id', '')} "
         f"({traj.get('result')}, {traj.get('termination')})"
@@ -102,6 +98,8 @@ def label(i: int, row: dict[str, Any]) -> str:
 
 def frames(trajectory: dict[str, Any]) -> dict[str, Any]:
     """Every frame of one recorded episode, replayed through core."""
+    if not isinstance(trajectory, dict) or not trajectory.get("task"):
+        raise PlayError("this record has no trajectory to replay (a failed episode?)")
     try:
         task = trajectory["task"]
         events = list(trajectory.get("events") or [])

@@ -229,7 +229,7 @@ def test_api_replays_a_record_through_core(client: Any) -> None:
         client.get("/api/replay", params={"file": "demo-x/othello-core.jsonl"}).status_code == 200
     )
     assert client.get("/api/replay", params={"file": str(path), "episode": 3}).status_code == 404
-    (client.runs / "bad.jsonl").write_text("[1]\n")
+    (client.runs / "bad.jsonl").write_text("[1]\n[2]\n")  # a bad line, not just a torn last one
     assert client.get("/api/replay", params={"file": "bad.jsonl"}).status_code == 400
 
 
