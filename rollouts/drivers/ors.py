@@ -5,7 +5,7 @@ for the run and stopped afterwards.
 The loop is RL_Envs_101's ORS rollout with the OpenAI tool-calling client: open a
 session per task (its row as the ``task_spec``), read the prompt
 (``get_messages``: core's tool-mode system prompt and the first observation) and
-the tools (``list_tools(format="openai")``: core's ``make_move`` schema), then call
+the tools (``list_tools()``, as Chat Completions tools: core's ``make_move`` schema), then call
 the model and hand each ``make_move`` call's arguments, as decoded, to
 ``call_tool`` until a ``ToolOutput`` says ``finished``. A reply without a tool call
 goes to the environment's ``@terminal`` tool (``call_terminal_tool``), which ends
@@ -68,6 +68,13 @@ def server_python() -> str:
     """The interpreter that serves ``python -m adapters.ors``: this one if it has
     openreward, else ``.venv-ors``'s."""
     return sys.executable if openreward_here() else str(ors_python())
+
+
+def chat_tool(spec: Any) -> dict[str, Any]:
+    """An ORS ``ToolSpec`` as a Chat Completions tool (``list_tools(format="openai")``
+    gives the Responses API's flat shape, which ``/chat/completions`` servers refuse)."""
+    function = {"name": spec.name, "description": spec.description}
+    return {"type": "function", "function": {**function, "parameters": spec.input_schema}}
 
 
 def text_of(blocks: Any) -> str:
@@ -176,7 +183,7 @@ class ORSDriver(Driver):
             messages: list[dict[str, Any]] = [
                 {"role": m.role, "content": text_of(m.blocks)} for m in session.get_messages()
             ]
-            tools = session.list_tools(format="openai")
+            tools = [chat_tool(spec) for spec in session.list_tools()]
             out = None
             while out is None or not out.finished:
                 if clock.steps > task.turn_limit():
