@@ -14,7 +14,8 @@ from rollouts.drivers.ors import ROOT, ors_python
 @pytest.mark.skipif(not ors_python().exists(), reason="no .venv-ors (make setup-ors)")
 def test_in_process_checks_pass_in_the_ors_venv() -> None:
     done = subprocess.run(
-        [str(ors_python()), "-m", "pytest", "tests/adapters/ors_inprocess.py", "-q",
+        [str(ors_python()), "-m", "pytest", "tests/adapters/ors_inprocess.py", "-o",
+         "addopts=--strict-markers", "-q",
          "-p", "no:cacheprovider"],
         cwd=ROOT,
         capture_output=True,
