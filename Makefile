@@ -1,10 +1,10 @@
 # gamebridge developer targets. `make help` lists them.
 #
-# Two virtual environments:
+# Three virtual environments:
 #   .venv       Python 3.11, `-e .[all,dev]`: core, every adapter but NeMo Gym, rollouts, tests.
-#   .venv-nemo  Python 3.12, nemo-gym==0.4.0 + `-e .` (core only): NeMo Gym needs Python >= 3.12
+#   .venv-nemo  Python 3.12, nemo-gym==0.4.0 + `-e .[openspiel]` (core and the OpenSpiel bridge): NeMo Gym needs Python >= 3.12
 #               and pins older openai/mcp than Verifiers, so it cannot share .venv.
-#   .venv-ors   Python 3.11, `-e .[ors,trl,rollouts]`: openreward pins sse-starlette==2.3.6,
+#   .venv-ors   Python 3.11, `-e .[ors,trl,rollouts,openspiel]`: openreward pins sse-starlette==2.3.6,
 #               Verifiers' mcp 2.0 needs >= 3, so ORS (and TRL's OpenReward bridge) live apart.
 # Setup is idempotent: a stamp file named after a hash of pyproject.toml's content marks each venv
 # as done (it holds the install's duration in seconds), so changing pyproject.toml re-runs the
@@ -27,12 +27,15 @@ STAMP := $(VENV)/.installed-$(PYPROJECT_HASH)
 NEMO_STAMP := $(NEMO_VENV)/.installed-$(PYPROJECT_HASH)
 ORS_STAMP := $(ORS_VENV)/.installed-$(PYPROJECT_HASH)
 NEMO_GYM_PIN := nemo-gym==0.4.0
+# ng_run builds each server's venv with uv (docs/nemo_gym.md, `make nemo-ng-run`).
+UV_PIN := uv==0.13.9
+DDP_ARGS ?=
 PYTEST_ARGS ?=
 BENCH_ARGS ?=
 FILES ?= .
 
-.PHONY: docs help setup setup-venv setup-nemo setup-ors setup-chromium test pytest lint format demo bench fuzz \
-	load train-tiny clean
+.PHONY: docs help setup setup-venv setup-nemo setup-ors setup-chromium test pytest lint format demo play bench fuzz \
+	faults load train-recipe train-ddp nemo-ng-run eval-ray bench-scale clean
 
 help: ## List the targets.
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) \
@@ -77,8 +80,8 @@ $(NEMO_STAMP):
 		"$$py" -m venv $(NEMO_VENV); \
 		$(NEMO_PY) -m pip install -q -U pip setuptools wheel > $(NEMO_VENV)/install.log 2>&1; \
 	fi; \
-	echo "setup: installing $(NEMO_GYM_PIN) and -e . into $(NEMO_VENV) (a fresh venv takes minutes)"; \
-	$(NEMO_PY) -m pip install '$(NEMO_GYM_PIN)' -e . fastapi uvicorn > $(NEMO_VENV)/install.log 2>&1 \
+	echo "setup: installing $(NEMO_GYM_PIN) and -e .[openspiel] into $(NEMO_VENV) (a fresh venv takes minutes)"; \
+	$(NEMO_PY) -m pip install '$(NEMO_GYM_PIN)' '$(UV_PIN)' -e '.[openspiel]' fastapi uvicorn > $(NEMO_VENV)/install.log 2>&1 \
 		|| { tail -n 40 $(NEMO_VENV)/install.log >&2; echo "setup: pip failed, log: $(NEMO_VENV)/install.log" >&2; exit 1; }; \
 	rm -f $(NEMO_VENV)/.installed-*; \
 	secs=$$(( $$(date +%s) - start )); \
@@ -95,8 +98,8 @@ $(ORS_STAMP):
 		"$$py" -m venv $(ORS_VENV); \
 		$(ORS_PY) -m pip install -q -U pip setuptools wheel > $(ORS_VENV)/install.log 2>&1; \
 	fi; \
-	echo "setup: installing -e .[ors,trl,rollouts] into $(ORS_VENV) (a fresh venv takes minutes)"; \
-	$(ORS_PY) -m pip install -e '.[ors,trl,rollouts]' pytest pytest-timeout > $(ORS_VENV)/install.log 2>&1 \
+	echo "setup: installing -e .[ors,trl,rollouts,openspiel] into $(ORS_VENV) (a fresh venv takes minutes)"; \
+	$(ORS_PY) -m pip install -e '.[ors,trl,rollouts,openspiel]' pytest pytest-timeout > $(ORS_VENV)/install.log 2>&1 \
 		|| { tail -n 40 $(ORS_VENV)/install.log >&2; echo "setup: pip failed, log: $(ORS_VENV)/install.log" >&2; exit 1; }; \
 	rm -f $(ORS_VENV)/.installed-*; \
 	secs=$$(( $$(date +%s) - start )); \
@@ -137,6 +140,9 @@ format: setup-venv ## ruff format + safe fixes on FILES (default: everything).
 demo: setup ## Tic-Tac-Toe and Othello through every framework, scripted model: table, verdict, HTML report.
 	$(VENV)/bin/gamebridge demo
 
+play: setup-venv ## The play page: play any game, watch the scripted model, replay runs (prints its URL).
+	$(VENV)/bin/gamebridge play
+
 # The targets below run scripts that other parts of the project provide.
 bench: setup ## Benchmarks vs OpenSpiel and the bare Episode (minutes); rewrites docs/performance.md.
 	$(PY) -m bench.run $(BENCH_ARGS)
@@ -145,13 +151,32 @@ fuzz: setup-venv ## Run the fuzzers (tests/fuzz/run.py).
 	@test -f tests/fuzz/run.py || { echo "fuzz: tests/fuzz/run.py does not exist yet" >&2; exit 1; }
 	$(PY) tests/fuzz/run.py
 
+FAULTS_ARGS ?=
+faults: setup ## Kill every server kind and inject every endpoint fault over every framework (long); then 2,000 abandoned OpenEnv sessions.
+	$(PY) tests/faults/run.py $(FAULTS_ARGS)
+	GAMEBRIDGE_ABANDONED_SESSIONS=2000 $(PY) -m pytest tests/faults/test_openenv_sessions.py -q -s -p no:cacheprovider
+
 load: setup ## Load-test the environment servers (rollouts/load.py).
 	@test -f rollouts/load.py || { echo "load: rollouts/load.py does not exist yet" >&2; exit 1; }
 	$(PY) -m rollouts.load
 
-train-tiny: setup-venv ## Train a tiny local model with TRL on CPU (rollouts/train_tiny.py).
-	@test -f rollouts/train_tiny.py || { echo "train-tiny: rollouts/train_tiny.py does not exist yet" >&2; exit 1; }
-	$(PY) -m rollouts.train_tiny
+GAME ?= tictactoe
+RECIPE_ARGS ?=
+train-recipe: setup-venv ## The seed's recipe on CPU: teacher, tiny model, SFT, GRPO, table into docs/trl.md (QUICK=1: smoke run; GAME=...).
+	$(VENV)/bin/gamebridge train recipe --game $(GAME) $(if $(QUICK),--quick,) $(RECIPE_ARGS)
+
+train-ddp: setup-venv ## GRPO on 2 CPU processes (accelerate launch, gloo), both TRL hooks; checks logs == core.
+	$(PY) -m rollouts.train_ddp demo $(DDP_ARGS)
+
+nemo-ng-run: setup ## NeMo Gym's own ng_run + ng_collect_rollouts on gamebridge; rewards checked against core.
+	@test -x $(NEMO_VENV)/bin/uv || $(NEMO_PY) -m pip install -q '$(UV_PIN)'
+	$(PY) -m rollouts.ng_run
+
+eval-ray: setup-venv ## Every game through `gamebridge eval --executor ray` (local 2-CPU cluster) and threads; same JSONL.
+	$(PY) -m rollouts.executors
+
+bench-scale: setup ## 1 vs 2 workers (Ray) and 1 vs 2 processes (TRL): rewrites docs/scaling.md.
+	$(PY) -m bench.scale
 
 docs: setup-venv ## Regenerate docs/frameworks.md's Rosetta table (after editing an adapter).
 	$(PY) docs/tools/rosetta.py --write

@@ -115,7 +115,7 @@ def _trl(game: Game) -> tuple[Callable[[str], Any], list[str]]:
 
     env = environment_class(game.task.game)()
     env.reset(**game.task.to_dict())
-    return env.make_move, list(game.moves)
+    return lambda move: env.make_move(move=move), list(game.moves)
 
 
 def _time_game(stepper: Stepper, game: Game) -> float:

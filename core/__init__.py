@@ -6,6 +6,7 @@ Standard library only; no framework is imported here or below.
 from typing import Any
 
 from core.games import (
+    BoardView,
     Game,
     GameError,
     GameSpec,
@@ -29,13 +30,18 @@ _LAZY = {
     "EpisodeFinishedError": "core.episode",
     "EpisodeNotStartedError": "core.episode",
     "StepResult": "core.episode",
+    "ToolCall": "core.episode",
     "Rubric": "core.rewards",
     "RewardBreakdown": "core.rewards",
     "DEFAULT_WEIGHTS": "core.rewards",
     "FormatError": "core.parsing",
     "parse_reply": "core.parsing",
+    "ToolArgumentsError": "core.parsing",
+    "parse_tool_arguments": "core.parsing",
     "ScriptedPlayer": "core.players",
     "make_opponent": "core.opponents",
+    "MoveListOpponent": "core.opponents",
+    "NoMoveLeftError": "core.opponents",
 }
 
 
@@ -52,6 +58,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     *_LAZY,
+    "BoardView",
     "Game",
     "GameError",
     "GameSpec",

@@ -2,8 +2,9 @@
 
 ``Episode(task)`` plays one game between the model and the built-in opponent
 (or the model alone, for one-player games). Adapters and drivers call
-``reset()`` and ``step(reply)`` (or ``step_move(move)`` for a tool call) and
-never apply moves, call the opponent or score a game themselves.
+``reset()`` and ``step(reply)`` (or ``step_tool(arguments)`` for a tool call,
+with the call's raw JSON arguments) and never apply moves, call the opponent,
+judge a tool call or score a game themselves.
 
 * The opponent replies inside ``step``; if it moves first, ``reset()`` already
   shows its move.
@@ -17,6 +18,7 @@ never apply moves, call the opponent or score a game themselves.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,8 +26,14 @@ from typing import Any
 from core import prompts
 from core.games import make_game
 from core.games.base import GameError, IllegalMoveError, InvalidMoveError, Outcome
-from core.opponents import Opponent, make_opponent, opponent_rng
-from core.parsing import FormatError, parse_reply
+from core.opponents import NoMoveLeftError, Opponent, make_opponent, opponent_rng
+from core.parsing import (
+    FormatError,
+    ToolArgumentsError,
+    format_reply,
+    parse_reply,
+    parse_tool_arguments,
+)
 from core.rewards import RESULT_VALUE, RewardBreakdown, Rubric
 from core.rng import derive_rng
 from core.tasks import Task
@@ -55,27 +63,63 @@ class StepResult:
 
 
 _JSON_SCALARS = (str, int, float, bool, type(None))
+_MAX_DEPTH = 32
+"""Tool arguments nested deeper are recorded as their ``repr`` from there on."""
 
 
 def _recordable(value: Any) -> Any:
-    """A reply as the trajectory records it: JSON scalars as they are (so a
+    """A text reply as the trajectory records it: JSON scalars as they are (so a
     replay hands the episode the same value and gets the same rejection),
     anything else (bytes, objects) as its ``repr``."""
     return value if isinstance(value, _JSON_SCALARS) else repr(value)
 
 
+def _json_safe(value: Any, depth: int = 0) -> Any:
+    """A tool call's arguments as the trajectory records them: JSON values as they
+    are (objects with text keys, lists, scalars, finite numbers), so a replay
+    gets the same rejection; anything else (bytes, tuples, NaN, objects) as its
+    ``repr``, wherever it sits."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)
+    if isinstance(value, _JSON_SCALARS):
+        return value
+    if depth < _MAX_DEPTH:
+        if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+            return {k: _json_safe(v, depth + 1) for k, v in value.items()}
+        if isinstance(value, list):
+            return [_json_safe(v, depth + 1) for v in value]
+    return repr(value)
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A ``make_move`` call in a list of replies for ``Episode.replay``: its raw
+    arguments (any JSON value). A plain mapping in that list means the same."""
+
+    arguments: Any
+
+
 class Episode:
     """One game of ``task``, driven by the model's replies."""
 
-    def __init__(self, task: Task | Mapping[str, Any], rubric: Rubric | None = None) -> None:
+    def __init__(
+        self,
+        task: Task | Mapping[str, Any],
+        rubric: Rubric | None = None,
+        opponent: Opponent | None = None,
+    ) -> None:
+        """``opponent``, when given, plays the other side instead of the one
+        the task describes (a person at the play page: ``MoveListOpponent``)."""
         self.task = Task.from_dict(task, strict=False) if not isinstance(task, Task) else task
         self.game = make_game(self.task.game)
         self.rubric = rubric or Rubric()
-        self.opponent: Opponent | None = (
-            make_opponent(self.task.opponent, self.task.depth, self.task.random_move_prob)
-            if self.game.spec.num_players > 1
-            else None
-        )
+        self.opponent: Opponent | None = None
+        if self.game.spec.num_players > 1:
+            self.opponent = (
+                opponent
+                if opponent is not None
+                else make_opponent(self.task.opponent, self.task.depth, self.task.random_move_prob)
+            )
         self.system_prompt = prompts.system_prompt(self.game, self.task)
         self.tool_system_prompt = prompts.system_prompt(self.game, self.task, tools=True)
         self.tool_schema = prompts.tool_schema(self.game)
@@ -118,7 +162,20 @@ class Episode:
         self.initial_board = game.render(state)
         self.opponent_first = self._opponent_turns()
         self.observation = prompts.turn_observation(game, self.state, self.opponent_first)
+        self._sample_rng = derive_rng(task.seed, "sample_reply", task.game)
         return self.observation
+
+    def sample_reply(self, *, tools: bool = False) -> str:
+        """A well-formed reply playing a random legal move (GEM's
+        ``sample_random_action``, baselines, smoke tests): ``<move>..</move>``
+        (with an empty ``<think>`` when the task requires one), or with ``tools``
+        the bare move, a ``make_move`` argument. Nothing is played. The choices
+        come from the task seed: one sequence per reset, the same every run."""
+        self._check_open()
+        move = self._sample_rng.choice(self.game.legal_moves_text(self.state))
+        if tools:
+            return move
+        return format_reply(move, "" if self.task.think_required else None)
 
     def step(self, reply: str) -> StepResult:
         """Apply the model's text reply (``<move>...</move>``)."""
@@ -131,19 +188,28 @@ class Episode:
             )
         return self._apply(reply, parsed.move, format_ok=True, kind="text")
 
-    def step_move(self, move: str) -> StepResult:
-        """Apply a structured move (a tool-call argument): the same path, with
-        no tags to parse (format is compliant by construction)."""
+    def step_tool(self, arguments: Any) -> StepResult:
+        """Apply a ``make_move`` tool call, judged from its raw arguments: the JSON
+        value the framework decoded from the model's call, unchanged (any type,
+        missing or extra keys). Exactly ``{"move": "<text>"}`` plays that move text
+        (no tags to parse); anything else is a format failure, rejected and charged
+        like a badly formatted text reply, and recorded as the arguments came
+        (JSON-safe; ``null``, no arguments at all, as ``{}``, the form TRL and
+        OpenAI clients give it). A well-formed call's event records the move text."""
         self._check_open()
-        if not isinstance(move, str):
+        if arguments is None:
+            arguments = {}
+        try:
+            move = parse_tool_arguments(arguments)
+        except ToolArgumentsError as exc:
             return self._reject(
-                _recordable(move),
-                "invalid_move",
-                f"a move must be text, not {type(move).__name__}",
-                format_ok=True,
-                kind="tool",
+                _json_safe(arguments), "format", str(exc), format_ok=False, kind="tool"
             )
         return self._apply(move, move, format_ok=True, kind="tool")
+
+    def step_move(self, move: Any) -> StepResult:
+        """``step_tool({"move": move})``: a tool call's ``move`` argument alone."""
+        return self.step_tool({"move": move})
 
     def settle(self) -> StepResult:
         """End an unfinished game now, because the framework or the model
@@ -197,7 +263,11 @@ class Episode:
         self.state = game.apply(self.state, move)
         replies: list[str] = []
         if not game.is_terminal(self.state):
-            replies = self._opponent_turns()
+            try:
+                replies = self._opponent_turns()
+            except NoMoveLeftError as exc:  # a person's turn (MoveListOpponent): say what
+                exc.move = move_text  # the seat played before it was asked
+                raise
         event = self._event(reply, kind, format_ok, move_text, None, None, replies)
         if game.is_terminal(self.state):
             self.outcome = game.outcome(self.state)
@@ -341,32 +411,45 @@ class Episode:
     def replay(
         cls,
         task: Task | Mapping[str, Any],
-        replies: Iterable[str | dict[str, str]],
+        replies: Iterable[Any],
         rubric: Rubric | None = None,
+        opponent: Opponent | None = None,
     ) -> Episode:
-        """Rebuild an episode from its task and the model's replies (a str is a
-        text reply, ``{"move": ...}`` a tool call)."""
-        episode = cls(task, rubric)
+        """Rebuild an episode from its task and the model's replies: a dict is a
+        tool call's arguments (``{"move": ...}``), a ``ToolCall`` a tool call
+        with any arguments, anything else a text reply; ``opponent`` as in
+        ``Episode(...)`` (a fresh one: it may keep a position in a list)."""
+        episode = cls(task, rubric, opponent)
         episode.reset()
         for reply in replies:
             if episode.done:
                 break
-            if isinstance(reply, Mapping):
-                episode.step_move(reply["move"])
+            if isinstance(reply, ToolCall):
+                episode.step_tool(reply.arguments)
+            elif isinstance(reply, dict):
+                episode.step_tool(reply)
             else:
                 episode.step(reply)
         return episode
+
+    @staticmethod
+    def recorded_replies(trajectory: Mapping[str, Any]) -> list[Any]:
+        """The replies of a trajectory, for ``replay``: a text reply as it is, a
+        tool call as a ``ToolCall`` (a rejected call's event records the arguments
+        as they came; any other tool event records the move text)."""
+        return [
+            e["reply"]
+            if e["kind"] == "text"
+            else ToolCall(e["reply"] if e["error"] == "format" else {"move": e["reply"]})
+            for e in trajectory["events"]
+        ]
 
     @classmethod
     def from_trajectory(
         cls, trajectory: Mapping[str, Any], rubric: Rubric | None = None
     ) -> Episode:
         """Replay a trajectory produced by ``to_dict`` (text and tool replies)."""
-        replies = [
-            e["reply"] if e["kind"] == "text" else {"move": e["reply"]}
-            for e in trajectory["events"]
-        ]
-        episode = cls.replay(trajectory["task"], replies, rubric)
+        episode = cls.replay(trajectory["task"], cls.recorded_replies(trajectory), rubric)
         if trajectory.get("termination") == "stopped" and not episode.done:
             episode.settle()
         return episode
@@ -379,4 +462,5 @@ __all__ = [
     "EpisodeFinishedError",
     "EpisodeNotStartedError",
     "StepResult",
+    "ToolCall",
 ]

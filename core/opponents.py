@@ -16,14 +16,14 @@ import random
 import threading
 from abc import ABC, abstractmethod
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 from core.games.base import Game
 from core.rng import derive_rng
 from core.search import SearchResult, search
 
-OPPONENT_KINDS: tuple[str, ...] = ("minimax", "random")
+OPPONENT_KINDS: tuple[str, ...] = ("minimax", "random", "mcts")
 """The ``kind`` values ``make_opponent`` accepts."""
 
 
@@ -101,6 +101,25 @@ class MinimaxOpponent(Opponent):
         return rng.choice(best_moves)
 
 
+class MctsOpponent(Opponent):
+    """Monte Carlo tree search at difficulty ``level``, run by the game itself
+    (``Game.mcts``: the OpenSpiel bridge runs pyspiel's ``MCTSBot`` with random
+    rollouts, 10 * 2 ** (level - 1) simulations). Its seed is drawn from the
+    ``rng`` it is handed, so the reply depends only on the task seed and the
+    position."""
+
+    def __init__(self, level: int) -> None:
+        if isinstance(level, bool) or not isinstance(level, int) or level < 1:
+            raise ValueError(f"mcts level must be an int >= 1, got {level!r}")
+        self.level = level
+        self.name = f"mcts:{level}"
+
+    def choose(self, game: Game[Any, Any], state: Any, rng: random.Random) -> Any:
+        """``game.mcts(state, level, rng)``."""
+        _legal_moves(game, state)
+        return game.mcts(state, self.level, rng)
+
+
 class MixedOpponent(Opponent):
     """With probability ``random_move_prob`` a random legal move, else ``base``'s.
 
@@ -127,18 +146,82 @@ class MixedOpponent(Opponent):
         return self.base.choose(game, state, rng)
 
 
+class NoMoveLeftError(LookupError):
+    """A :class:`MoveListOpponent` was asked for a move beyond its list.
+
+    ``state`` is the position it was asked about: where a person (the play
+    page) has to choose the next move."""
+
+    def __init__(self, state: Any, message: str) -> None:
+        super().__init__(message)
+        self.state = state
+        self.move: str | None = None
+        """The move the episode's seat had just played (set by ``Episode.step``;
+        ``None`` when it was asked at ``reset``)."""
+
+
+class MoveListOpponent(Opponent):
+    """Plays the given move texts in order, each through the checked path
+    (``parse_move``): a person at the play page is this opponent, and so is
+    a replay of that person's game.
+
+    Asked for a move past the end of its list, it raises
+    :class:`NoMoveLeftError` with the position (the episode is then
+    mid-step: throw it away, add the move, replay). A text that is not a
+    legal move there raises the game's ``InvalidMoveError`` or
+    ``IllegalMoveError``.
+    """
+
+    def __init__(self, moves: Sequence[str] = ()) -> None:
+        self.moves = list(moves)
+        self.played = 0
+        self.name = "moves"
+
+    def choose(self, game: Game[Any, Any], state: Any, rng: random.Random) -> Any:
+        """The next listed move, parsed in ``state`` (``rng`` is not used)."""
+        if game.is_terminal(state):
+            raise ValueError(f"no legal move: the game is over\n{game.render(state)}")
+        if self.played >= len(self.moves):
+            raise NoMoveLeftError(state, f"no move {self.played + 1} in the list")
+        move = game.parse_move(state, self.moves[self.played])
+        self.played += 1
+        return move
+
+
+_SHARED: dict[int, MinimaxOpponent] = {}
+_SHARED_LOCK = threading.Lock()
+SHARED_CACHE_SIZE = 65_536
+"""Search results one shared ``MinimaxOpponent`` per depth keeps (all of
+Tic-Tac-Toe's 5,478 positions fit)."""
+
+
+def shared_minimax(depth: int) -> MinimaxOpponent:
+    """The process-wide ``MinimaxOpponent`` of ``depth``: search results depend
+    only on (game, position, depth), so every episode may share one cache (a
+    fresh opponent per episode searched the opening again in every game). The
+    random tie-break still comes from each call's ``rng``."""
+    with _SHARED_LOCK:
+        opponent = _SHARED.get(depth)
+        if opponent is None:
+            opponent = _SHARED[depth] = MinimaxOpponent(depth, cache_size=SHARED_CACHE_SIZE)
+        return opponent
+
+
 def make_opponent(kind: str = "minimax", depth: int = 2, random_move_prob: float = 0.0) -> Opponent:
     """The opponent a task describes.
 
-    ``kind`` is ``"minimax"`` (search ``depth`` plies) or ``"random"``
-    (``depth`` is then ignored); a ``random_move_prob`` above 0 mixes in random
-    moves. Raises ``ValueError`` for an unknown kind, a minimax depth below 1
-    or a probability outside [0, 1].
+    ``kind`` is ``"minimax"`` (search ``depth`` plies), ``"mcts"`` (the game's
+    tree search at level ``depth``) or ``"random"`` (``depth`` is then
+    ignored); a ``random_move_prob`` above 0 mixes in random moves. Raises
+    ``ValueError`` for an unknown kind, a depth below 1 or a probability
+    outside [0, 1].
     """
     if kind == "random":
         base: Opponent = RandomOpponent()
     elif kind == "minimax":
-        base = MinimaxOpponent(depth)
+        base = shared_minimax(depth)
+    elif kind == "mcts":
+        base = MctsOpponent(depth)
     else:
         raise ValueError(f"unknown opponent kind {kind!r}; expected one of {OPPONENT_KINDS}")
     mixed = MixedOpponent(base, random_move_prob)  # validates the probability

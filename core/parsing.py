@@ -25,6 +25,15 @@ class FormatError(ValueError):
     """The reply does not follow the required ``<think>``/``<move>`` format."""
 
 
+class ToolArgumentsError(FormatError):
+    """A ``make_move`` tool call's arguments are not ``{"move": <text>}``: not a
+    JSON object, no ``move`` key, other keys, or a ``move`` that is not text."""
+
+
+TOOL_ARGUMENT = "move"
+"""The one argument of the ``make_move`` tool (``core.prompts.tool_schema``)."""
+
+
 @dataclass(frozen=True)
 class ParsedReply:
     """A well-formed reply: the move text (stripped) and the reasoning, if any."""
@@ -96,6 +105,57 @@ def parse_reply(text: str, *, think_required: bool = False, lenient: bool = Fals
     if len(move) > MAX_MOVE_CHARS or "<" in move or ">" in move or "\n" in move:
         raise FormatError("the <move> tag holds more than one move token")
     return ParsedReply(move, think)
+
+
+def parse_tool_arguments(arguments: object) -> str:
+    """The move text of a ``make_move`` call's arguments, as the framework decoded
+    them from the model's JSON (any JSON value). Exactly ``{"move": "<text>"}``
+    is a move; anything else is a ``ToolArgumentsError`` (the schema is strict and
+    the parser refuses to guess: a number is not a move text, an extra key is not
+    ignored). JSON ``null`` is no arguments at all, an object without ``move``
+    (TRL and OpenAI clients turn a missing ``arguments`` into ``{}``). The move
+    text itself is the game's to judge.
+
+    >>> parse_tool_arguments({"move": "c4"})
+    'c4'
+    >>> parse_tool_arguments({"move": 4})
+    Traceback (most recent call last):
+    ...
+    core.parsing.ToolArgumentsError: the "move" argument must be a string, not int (4)
+    """
+    if arguments is None:
+        arguments = {}
+    if not isinstance(arguments, dict):
+        raise ToolArgumentsError(
+            f'the arguments must be a JSON object {{"{TOOL_ARGUMENT}": ...}}, '
+            f"not {_json_type(arguments)}"
+        )
+    if TOOL_ARGUMENT not in arguments:
+        keys = ", ".join(sorted(repr(k) for k in arguments)[:8]) or "none"
+        raise ToolArgumentsError(f'the arguments have no "{TOOL_ARGUMENT}" key (keys: {keys})')
+    extra = sorted(repr(k) for k in arguments if k != TOOL_ARGUMENT)
+    if extra:
+        raise ToolArgumentsError(
+            f'unexpected arguments {", ".join(extra[:8])}: give only "{TOOL_ARGUMENT}"'
+        )
+    move = arguments[TOOL_ARGUMENT]
+    if not isinstance(move, str):
+        shown = repr(move)
+        shown = shown if len(shown) <= 40 else shown[:37] + "..."
+        raise ToolArgumentsError(
+            f'the "{TOOL_ARGUMENT}" argument must be a string, not {_json_type(move)} ({shown})'
+        )
+    return move
+
+
+def _json_type(value: object) -> str:
+    """A value's JSON type name (what the model wrote), else its Python type."""
+    names = {bool: "boolean", int: "int", float: "float", str: "string", list: "list"}
+    if value is None:
+        return "null"
+    if isinstance(value, dict):
+        return "object"
+    return names.get(type(value), type(value).__name__)
 
 
 def format_reply(move: str, think: str | None = None) -> str:

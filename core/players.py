@@ -12,6 +12,12 @@ Policies (joined with ``/``, noise first):
 * ``noisy:P`` or ``noisy:P/minimax:D``: with probability ``P`` a bad reply —
   malformed, not a move, or an illegal move — else the base policy (``random``
   by default).
+* ``args`` (with a base, e.g. ``args/minimax:1``): in tool mode, the first
+  turns' ``make_move`` calls carry each of ``EDGE_ARGUMENTS`` in turn (every
+  JSON type, a missing and an extra key: the edge cases core judges), then the
+  base policy's moves. Text replies are unaffected.
+* ``stop:N``: in tool mode, from the model's ``N``-th turn on it answers with
+  text and no tool call (a model that stops playing). Text replies are unaffected.
 
 Replies are deterministic for (seed, policy, the observations so far), so the
 same task gives the same replies in every framework.
@@ -20,17 +26,39 @@ same task gives the same replies in every framework.
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from core.games import list_games, make_game
+from core.games import family_of, list_games, make_game
 from core.games.base import Game, GameError, IllegalMoveError
 from core.opponents import MinimaxOpponent
 from core.parsing import MOVE_CLOSE, MOVE_OPEN, format_reply
 from core.rng import derive_rng
 
 NOISE_KINDS = ("no_tags", "two_tags", "not_a_move", "illegal")
+EDGE_ARGUMENTS: tuple[Any, ...] = (
+    {"move": 4},
+    {"move": 2.5},
+    {"move": None},
+    {"move": ["4"]},
+    {"move": {"square": "4"}},
+    {"square": "4"},
+    {"move": "zz", "why": "the centre"},
+    {},
+    None,
+)
+"""Raw ``make_move`` arguments that are not ``{"move": <text>}`` (the ``args`` policy):
+a ``move`` of every JSON type but text, a missing key, an extra key, no arguments.
+(Arguments that are not an object at all, ``7`` or ``["4"]``, are core's to reject
+too, but TRL refuses them itself before the environment: ``tool(**arguments)``.)"""
+STOP_TEXT = "I will stop here."
+"""What a ``stop:N`` player says instead of a tool call."""
+
+
+class Stop:
+    """``ScriptedPlayer.tool_arguments``' answer when the player stops calling the tool."""
 
 
 class PolicyError(ValueError):
@@ -46,14 +74,23 @@ class Policy:
     base: str = "random"
     depth: int = 0
     noise: float = 0.0
+    edge_arguments: bool = False
+    stop_after: int | None = None
 
     @classmethod
     def parse(cls, text: str) -> Policy:
         base, depth, noise = "random", 0, 0.0
+        edge, stop = False, None
         for part in text.strip().split("/"):
             name, _, arg = part.strip().partition(":")
             try:
-                if name == "random" and not arg:
+                if name == "args" and not arg:
+                    edge = True
+                elif name == "stop":
+                    stop = int(arg)
+                    if stop < 0:
+                        raise PolicyError(f"stop must be >= 0, got {stop}")
+                elif name == "random" and not arg:
                     base = "random"
                 elif name == "minimax":
                     base, depth = "minimax", int(arg)
@@ -69,9 +106,10 @@ class Policy:
                 if isinstance(exc, PolicyError):
                     raise
                 raise PolicyError(
-                    f"bad policy {text!r}: expected random, minimax:D, noisy:P or noisy:P/minimax:D"
+                    f"bad policy {text!r}: expected random, minimax:D, noisy:P or "
+                    "noisy:P/minimax:D (optionally with args and stop:N)"
                 ) from exc
-        return cls(base, depth, noise)
+        return cls(base, depth, noise, edge, stop)
 
 
 def message_text(message: Mapping[str, Any]) -> str:
@@ -84,6 +122,10 @@ def message_text(message: Mapping[str, Any]) -> str:
     return ""
 
 
+_FAMILY_TITLE = re.compile(r"You are playing [^\n]*? \((\w+:\w+(?:\([^()\n]*\))?)\)(?: as |\.)")
+"""A family game's title ends with its id in brackets (``Chess (openspiel:chess)``)."""
+
+
 def identify_game(text: str) -> Game[Any, Any]:
     """The game a system prompt introduces (``You are playing <Title> as ...``
     or, for one-player games, ``You are playing <Title>.``)."""
@@ -92,6 +134,12 @@ def identify_game(text: str) -> Game[Any, Any]:
         intro = f"You are playing {game.spec.title}"
         if f"{intro} as " in text or f"{intro}." in text:
             return game
+    match = _FAMILY_TITLE.search(text)
+    if match is not None and family_of(match[1]) is not None:
+        try:
+            return make_game(match[1])
+        except (KeyError, GameError, ImportError) as exc:
+            raise ConversationError(f"cannot make the game {match[1]!r}: {exc}") from exc
     raise ConversationError("no gamebridge game found in the system prompt")
 
 
@@ -163,6 +211,18 @@ class ScriptedPlayer:
             kind = rng.choice(NOISE_KINDS)
             return self._bad(game, state, rng, "illegal" if kind == "illegal" else "not_a_move")
         return self._choose(game, state, rng)
+
+    def tool_arguments(self, messages: Sequence[Mapping[str, Any]]) -> Any:
+        """A ``make_move`` call's arguments as the model would write them (a JSON
+        value: ``{"move": ...}``, or an edge case under ``args``), or ``Stop()``
+        when a ``stop:N`` player answers with text instead."""
+        turns = sum(1 for m in messages if m.get("role") == "assistant")
+        if self.policy.stop_after is not None and turns >= self.policy.stop_after:
+            return Stop()
+        if self.policy.edge_arguments and turns < len(EDGE_ARGUMENTS):
+            self._read(messages)  # the conversation must still show a game
+            return EDGE_ARGUMENTS[turns]
+        return {"move": self.move(messages)}
 
     def reply(self, messages: Sequence[Mapping[str, Any]]) -> str:
         """A full text reply with ``<move>`` tags (or a malformed one under noise)."""

@@ -30,19 +30,25 @@ def system_prompt(game: Game[Any, Any], task: Task, *, tools: bool = False) -> s
         spec.rules,
         f"{spec.move_syntax} Examples: {examples}.",
     ]
-    if tools:
-        lines.append(f"Make each move by calling the {TOOL_NAME} tool with your move.")
-    else:
-        think = (
-            "First think inside <think>...</think>, then"
-            if task.think_required
-            else ("You may think inside <think>...</think> first; then")
-        )
-        lines.append(
-            f"{think} give exactly one move inside <move>...</move>, "
-            f"for example <move>{spec.move_examples[0]}</move>."
-        )
+    lines.append(reply_instruction(game, task, tools=tools))
     return "\n".join(lines)
+
+
+def reply_instruction(game: Game[Any, Any], task: Task, *, tools: bool = False) -> str:
+    """The last line of the system prompt: how to answer (``<move>`` tags, or the
+    tool). Frameworks that repeat a reminder after each observation use this
+    (GEM's ``info["suffix"]``)."""
+    if tools:
+        return f"Make each move by calling the {TOOL_NAME} tool with your move."
+    think = (
+        "First think inside <think>...</think>, then"
+        if task.think_required
+        else ("You may think inside <think>...</think> first; then")
+    )
+    return (
+        f"{think} give exactly one move inside <move>...</move>, "
+        f"for example <move>{game.spec.move_examples[0]}</move>."
+    )
 
 
 def tool_schema(game: Game[Any, Any]) -> dict[str, Any]:

@@ -7,8 +7,11 @@ never the model's words:
   are settled as the task says).
 * ``margin``: how far ahead the model finished, in [-1, 1] (the game's own
   ``margin``: Othello's disc difference / 64, Wordle's guesses saved or partial
-  credit); -1 for a forfeit; at a turn cap settled as a loss, never above 0,
-  and 0 at one settled as a draw (likewise for a game ``settle``d early).
+  credit); -1 for a forfeit and for a game settled as a loss (a turn cap or a
+  stop, ``settle``), 0 for one settled as a draw. A settled loss is the worst
+  loss there is, so stopping or stalling never scores above playing a lost game
+  out (in Tic-Tac-Toe the margin is 0 until the game ends: ``min(margin, 0)``
+  paid a model for stopping one move before it lost).
 * ``format``: the share of replies that were well formed.
 * ``invalid``: minus ``invalid_penalty`` per invalid reply, capped at
   ``invalid_penalty_cap``: a flat, bounded penalty, so one bad game cannot
@@ -32,6 +35,10 @@ DEFAULT_WEIGHTS: Mapping[str, float] = MappingProxyType(
 
 RESULT_VALUE = {"win": 1.0, "draw": 0.5, "loss": 0.0}
 
+SETTLED = frozenset({"turn_cap", "stopped"})
+"""Terminations that end a game before the rules do; the result is the task's
+``turn_cap_result``, and the margin is that result's worst (-1) or a draw's 0."""
+
 
 def win_reward(episode: Episode) -> float:
     return RESULT_VALUE[episode.require_result()]
@@ -41,10 +48,9 @@ def margin_reward(episode: Episode) -> float:
     termination = episode.termination
     if termination == "forfeit":
         return -1.0
-    margin = float(episode.game.margin(episode.state, episode.task.model_player))
-    if termination in ("turn_cap", "stopped"):
-        return 0.0 if episode.task.turn_cap_result == "draw" else min(margin, 0.0)
-    return margin
+    if termination in SETTLED:
+        return 0.0 if episode.require_result() == "draw" else -1.0
+    return float(episode.game.margin(episode.state, episode.task.model_player))
 
 
 def format_reward(episode: Episode) -> float:

@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.games import list_games, make_game
+from core.games.base import Game, GameError
 from core.rng import derive_rng, derive_seed
 
-OPPONENTS = ("minimax", "random")
+OPPONENTS = ("minimax", "random", "mcts")
 TURN_CAP_RESULTS = ("loss", "draw")
 DEFAULT_OPENING_PLIES = {"othello": 2}
 """Random plies before the model's first turn, so that games do not all start
@@ -39,7 +40,8 @@ class Task:
     model_player: int = 0
     """The model's player index: 0 moves first."""
     opponent: str = "minimax"
-    """``"minimax"`` (alpha-beta to ``depth``) or ``"random"``."""
+    """``"minimax"`` (alpha-beta to ``depth``), ``"random"`` or ``"mcts"`` (Monte
+    Carlo tree search at level ``depth``), as the game's ``spec.opponents`` offer."""
     depth: int = 2
     random_move_prob: float = 0.0
     """Probability that the opponent plays a random legal move instead."""
@@ -55,12 +57,9 @@ class Task:
     opening_plies: int = 0
 
     def __post_init__(self) -> None:
-        _check(
-            isinstance(self.game, str) and self.game in list_games(),
-            f"game must be one of {list_games()}, got {self.game!r}",
-        )
+        spec = _game(self.game).spec
         _check(_is_int(self.seed), f"seed must be an int, got {self.seed!r}")
-        players = make_game(self.game).spec.num_players
+        players = spec.num_players
         _check(
             _is_int(self.model_player) and 0 <= self.model_player < players,
             f"model_player must be in 0..{players - 1} for {self.game}, got {self.model_player!r}",
@@ -68,6 +67,10 @@ class Task:
         _check(
             self.opponent in OPPONENTS,
             f"opponent must be one of {OPPONENTS}, got {self.opponent!r}",
+        )
+        _check(
+            players == 1 or self.opponent in spec.opponents,
+            f"{self.game} offers the opponents {spec.opponents}, not {self.opponent!r}",
         )
         _check(
             _is_int(self.depth) and 1 <= self.depth <= 12,
@@ -126,14 +129,31 @@ class Task:
         return {name: getattr(self, name) for name in _FIELD_NAMES}
 
     @classmethod
-    def from_dict(cls, row: Mapping[str, Any], *, strict: bool = True) -> Task:
+    def from_dict(
+        cls,
+        row: Mapping[str, Any],
+        *,
+        strict: bool = True,
+        defaults: Mapping[str, Any] | None = None,
+    ) -> Task:
         """Build a task from a row. ``strict``: unknown keys are an error; pass
-        ``strict=False`` for framework rows that carry other columns too."""
+        ``strict=False`` for framework rows that carry other columns too.
+        ``defaults``: values for the fields the row does not set (a framework's
+        environment config); an unknown key there is always an error."""
         if isinstance(row, Task):
             return row
         if not isinstance(row, Mapping):
             raise TaskError(f"a task row must be a mapping, not {type(row).__name__}")
-        names = {f.name for f in dataclasses.fields(cls)}
+        names = set(_FIELD_NAMES)
+        if defaults is not None:
+            if not isinstance(defaults, Mapping):
+                raise TaskError(f"task defaults must be a mapping, not {type(defaults).__name__}")
+            bad = sorted(str(k) for k in defaults if k not in names)
+            if bad:
+                raise TaskError(
+                    f"unknown task fields {bad} in the defaults; known: {sorted(names)}"
+                )
+            row = {**defaults, **row}
         unknown = sorted(str(k) for k in row if k not in names)
         if strict and unknown:
             raise TaskError(f"unknown task fields {unknown}; known: {sorted(names)}")
@@ -161,7 +181,8 @@ def make_tasks(
     of a block draws from the ``j``-th of ``num_groups`` equal slices), so a
     GRPO batch of ``num_groups x num_generations`` rollouts always covers the
     whole range. ``model_player=None`` alternates sides; ``overrides`` sets
-    any other ``Task`` field.
+    any other ``Task`` field. A game that offers no minimax opponent (the
+    OpenSpiel bridge) gets ``DEFAULT_OPPONENT`` unless ``opponent`` is given.
     """
     if not _is_int(n) or n < 0:
         raise TaskError(f"n must be an int >= 0, got {n!r}")
@@ -175,7 +196,10 @@ def make_tasks(
             "need 0 <= min_random_move_prob <= max_random_move_prob <= 1, "
             f"got {min_random_move_prob!r}, {max_random_move_prob!r}"
         )
-    players = make_game(game).spec.num_players
+    spec = _game(game).spec
+    players = spec.num_players
+    if "opponent" not in overrides and players > 1 and "minimax" not in spec.opponents:
+        overrides["opponent"] = DEFAULT_OPPONENT if DEFAULT_OPPONENT in spec.opponents else "random"
     plies = DEFAULT_OPENING_PLIES.get(game, 0) if opening_plies is None else opening_plies
     span = max_random_move_prob - min_random_move_prob
     tasks = []
@@ -195,6 +219,23 @@ def make_tasks(
             )
         )
     return tasks
+
+
+DEFAULT_OPPONENT = "mcts"
+"""``make_tasks``' opponent for a game whose spec does not offer minimax."""
+
+
+def _game(name: object) -> Game[Any, Any]:
+    """The game a task names, or a ``TaskError`` saying what is wrong."""
+    families = " or openspiel:NAME"
+    if not isinstance(name, str):
+        raise TaskError(f"game must be one of {list_games()}{families}, got {name!r}")
+    try:
+        return make_game(name)
+    except KeyError:
+        raise TaskError(f"game must be one of {list_games()}{families}, got {name!r}") from None
+    except (GameError, ImportError) as exc:
+        raise TaskError(f"game {name!r}: {exc}") from None
 
 
 def _check(ok: bool, message: str) -> None:

@@ -122,17 +122,15 @@ def export_rows(records: Iterable[RolloutRecord], keep: set[str]) -> list[dict[s
 
 
 def read_records(path: str | Path) -> list[RolloutRecord]:
-    """Records from a JSONL file written by ``gamebridge eval``/``compare``."""
-    out = []
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                out.append(RolloutRecord.from_dict(json.loads(line)))
-            except (json.JSONDecodeError, ValueError, TypeError) as e:
-                raise ExportError(f"{path}:{lineno}: not a rollout record: {e}") from e
-    return out
+    """Records from a JSONL file written by ``gamebridge eval``/``compare``: the
+    last record of each task, by task index (``rollouts.records.read_run``; a torn
+    last line is skipped, with a warning)."""
+    from rollouts.records import RecordFileError, read_run
+
+    try:
+        return read_run(path).ordered()
+    except RecordFileError as e:
+        raise ExportError(str(e)) from e
 
 
 def write_records(path: str | Path, records: Sequence[RolloutRecord]) -> Path:

@@ -1,10 +1,13 @@
 """A small client for OpenAI-compatible chat endpoints.
 
 ``ChatClient(base_url, model).complete(messages, tools=None)`` posts one
-``/chat/completions`` request and returns a :class:`Completion`. It retries on
-connection errors and on 429/5xx answers (with a short backoff), never on other
-4xx answers, which would fail again. ``AsyncChatClient`` is the same over
-``httpx.AsyncClient`` for drivers that want asyncio concurrency.
+``/chat/completions`` request and returns a :class:`Completion`. Every model call
+follows one :class:`CallPolicy` (the same for every framework: the drivers whose
+framework calls the model itself put ``rollouts.gateway`` in between): a per-call
+timeout, and retries with exponential backoff for connection errors, timeouts,
+408/425/429/5xx answers and malformed bodies (not JSON, or not a completion);
+never for other 4xx answers, which would fail again. ``AsyncChatClient`` is the
+same over ``httpx.AsyncClient`` for drivers that want asyncio concurrency.
 
 The API key is taken from ``OPENAI_API_KEY`` when ``api_key`` is ``None``; the
 embedded policy server ignores it.
@@ -28,18 +31,64 @@ DEFAULT_TIMEOUT = 120.0
 RETRY_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
 
 
+@dataclass(frozen=True)
+class CallPolicy:
+    """How every model call is made: ``timeout`` seconds per attempt, then up to
+    ``retries`` more attempts after ``backoff * 2**k`` seconds (capped at
+    ``max_backoff``) for connection errors, timeouts, 408/425/429/5xx answers and
+    malformed bodies.
+
+    >>> CallPolicy(timeout=30, retries=3, backoff=0.5).worst_case_seconds()
+    123.5
+    """
+
+    timeout: float = DEFAULT_TIMEOUT
+    retries: int = 4
+    backoff: float = 0.5
+    max_backoff: float = 8.0
+
+    def delay(self, attempt: int) -> float:
+        """Seconds to wait before retry ``attempt + 1``."""
+        return float(min(self.max_backoff, self.backoff * (2**attempt)))
+
+    def worst_case_seconds(self) -> float:
+        """The longest one call can take before it fails for good."""
+        return (self.retries + 1) * self.timeout + sum(self.delay(a) for a in range(self.retries))
+
+    def describe(self) -> str:
+        return (
+            f"{self.timeout:g} s per attempt, {self.retries} retries "
+            f"(backoff {self.backoff:g} s doubling, at most {self.max_backoff:g} s)"
+        )
+
+
+DEFAULT_POLICY = CallPolicy()
+
+
 class ModelError(RuntimeError):
     """The endpoint answered with an error, or with something that is not a
     chat completion. The message holds the status and the body's start."""
 
+    source = "model endpoint"
+
+
+class _Malformed(ModelError):
+    """A 2xx answer whose body is not a completion (retried)."""
+
+
+RETRY_ERRORS = (httpx.TransportError,)
+"""Connection errors, timeouts (connect, read, write, pool), protocol errors."""
+
 
 @dataclass(frozen=True)
 class ToolCall:
-    """One function call the model asked for (arguments already decoded)."""
+    """One function call the model asked for. ``arguments`` is the JSON value the
+    model wrote, decoded and otherwise unchanged (any type: core judges it); text
+    that is not JSON stays that text, and none at all is ``None``."""
 
     id: str
     name: str
-    arguments: dict[str, Any]
+    arguments: Any
     raw_arguments: str = ""
 
     def to_message_dict(self) -> dict[str, Any]:
@@ -74,16 +123,15 @@ class Completion:
         return msg
 
 
-def _parse_arguments(raw: Any) -> dict[str, Any]:
-    if isinstance(raw, dict):
+def _parse_arguments(raw: Any) -> Any:
+    if not isinstance(raw, str):
         return raw
-    if not isinstance(raw, str) or not raw.strip():
-        return {}
+    if not raw.strip():
+        return None
     try:
-        value = json.loads(raw)
+        return json.loads(raw)
     except json.JSONDecodeError:
-        return {}
-    return value if isinstance(value, dict) else {}
+        return raw
 
 
 def parse_completion(body: Any) -> Completion:
@@ -122,16 +170,23 @@ class _Base:
         model: str,
         api_key: str | None = None,
         *,
-        timeout: float = DEFAULT_TIMEOUT,
-        max_retries: int = 4,
-        backoff: float = 0.25,
+        policy: CallPolicy | None = None,
+        timeout: float | None = None,
+        max_retries: int | None = None,
+        backoff: float | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.api_key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
-        self.timeout = timeout
-        self.max_retries = max_retries
-        self.backoff = backoff
+        p = policy or DEFAULT_POLICY
+        self.policy = CallPolicy(
+            timeout=p.timeout if timeout is None else timeout,
+            retries=p.retries if max_retries is None else max_retries,
+            backoff=p.backoff if backoff is None else backoff,
+            max_backoff=p.max_backoff,
+        )
+        self.timeout = self.policy.timeout
+        self.max_retries = self.policy.retries
 
     @property
     def url(self) -> str:
@@ -168,8 +223,37 @@ class _Base:
         try:
             body = response.json()
         except ValueError as e:
-            raise ModelError(f"{self.url} answered non-JSON: {response.text[:300]}") from e
-        return parse_completion(body)
+            raise _Malformed(f"{self.url} answered non-JSON: {response.text[:300]!r}") from e
+        try:
+            return parse_completion(body)
+        except ModelError as e:
+            raise _Malformed(str(e)) from e
+        except (AttributeError, TypeError, ValueError, KeyError, IndexError) as e:
+            raise _Malformed(f"{self.url} answered a malformed completion: {e}") from e
+
+    def _outcome(
+        self, attempt: int, response: httpx.Response | None, error: Exception | None
+    ) -> Completion | None:
+        """The completion, ``None`` to retry, or raise the final error."""
+        last = attempt >= self.policy.retries
+        if error is not None:
+            if last:
+                raise ModelError(
+                    f"cannot reach {self.url} after {attempt + 1} attempts "
+                    f"({self.policy.describe()}): {type(error).__name__}: {error}"
+                ) from error
+            return None
+        assert response is not None
+        if response.status_code in RETRY_STATUS and not last:
+            return None
+        try:
+            return self._check(response)
+        except _Malformed as e:
+            if last:
+                raise ModelError(
+                    f"{e} (after {attempt + 1} attempts, {self.policy.describe()})"
+                ) from e
+            return None
 
 
 class ChatClient(_Base):
@@ -177,7 +261,7 @@ class ChatClient(_Base):
 
     def __init__(self, base_url: str, model: str, api_key: str | None = None, **kw: Any) -> None:
         super().__init__(base_url, model, api_key, **kw)
-        self._http = httpx.Client(timeout=self.timeout)
+        self._http = httpx.Client(timeout=self.policy.timeout)
 
     def complete(
         self,
@@ -187,24 +271,18 @@ class ChatClient(_Base):
         max_tokens: int | None = None,
         extra: dict[str, Any] | None = None,
     ) -> Completion:
-        """One chat completion. Retries connection errors and 429/5xx."""
+        """One chat completion, under :attr:`policy` (timeout, retries, backoff)."""
         payload = self._payload(messages, tools, temperature, max_tokens, extra)
-        for attempt in range(self.max_retries + 1):
+        for attempt in range(self.policy.retries + 1):
+            response, error = None, None
             try:
                 response = self._http.post(self.url, json=payload, headers=self._headers())
-            except (
-                httpx.ConnectError,
-                httpx.ReadError,
-                httpx.RemoteProtocolError,
-                httpx.ConnectTimeout,
-                httpx.WriteError,
-            ) as e:
-                if attempt == self.max_retries:
-                    raise ModelError(f"cannot reach {self.url}: {e}") from e
-            else:
-                if response.status_code not in RETRY_STATUS or attempt == self.max_retries:
-                    return self._check(response)
-            time.sleep(self.backoff * (2**attempt))
+            except RETRY_ERRORS as e:
+                error = e
+            completion = self._outcome(attempt, response, error)
+            if completion is not None:
+                return completion
+            time.sleep(self.policy.delay(attempt))
         raise ModelError(f"unreachable: retries exhausted for {self.url}")  # pragma: no cover
 
     def close(self) -> None:
@@ -222,7 +300,7 @@ class AsyncChatClient(_Base):
 
     def __init__(self, base_url: str, model: str, api_key: str | None = None, **kw: Any) -> None:
         super().__init__(base_url, model, api_key, **kw)
-        self._http = httpx.AsyncClient(timeout=self.timeout)
+        self._http = httpx.AsyncClient(timeout=self.policy.timeout)
 
     async def complete(
         self,
@@ -232,24 +310,18 @@ class AsyncChatClient(_Base):
         max_tokens: int | None = None,
         extra: dict[str, Any] | None = None,
     ) -> Completion:
-        """One chat completion. Retries connection errors and 429/5xx."""
+        """One chat completion, under :attr:`policy` (timeout, retries, backoff)."""
         payload = self._payload(messages, tools, temperature, max_tokens, extra)
-        for attempt in range(self.max_retries + 1):
+        for attempt in range(self.policy.retries + 1):
+            response, error = None, None
             try:
                 response = await self._http.post(self.url, json=payload, headers=self._headers())
-            except (
-                httpx.ConnectError,
-                httpx.ReadError,
-                httpx.RemoteProtocolError,
-                httpx.ConnectTimeout,
-                httpx.WriteError,
-            ) as e:
-                if attempt == self.max_retries:
-                    raise ModelError(f"cannot reach {self.url}: {e}") from e
-            else:
-                if response.status_code not in RETRY_STATUS or attempt == self.max_retries:
-                    return self._check(response)
-            await asyncio.sleep(self.backoff * (2**attempt))
+            except RETRY_ERRORS as e:
+                error = e
+            completion = self._outcome(attempt, response, error)
+            if completion is not None:
+                return completion
+            await asyncio.sleep(self.policy.delay(attempt))
         raise ModelError(f"unreachable: retries exhausted for {self.url}")  # pragma: no cover
 
     async def aclose(self) -> None:

@@ -155,20 +155,17 @@ def _make_move_offered(tools: Any, tool_choice: Any, *, responses_api: bool) -> 
 
 @dataclass(frozen=True)
 class Answer:
-    """What the scripted player says: text, or a ``make_move`` call."""
+    """What the scripted player says: text, or a ``make_move`` call whose
+    ``arguments`` are the JSON text the model wrote (``None``: a text answer)."""
 
     text: str
-    move: str | None
+    arguments: str | None
     call_id: str
     prompt_tokens: int
 
     @property
-    def arguments(self) -> str:
-        return json.dumps({"move": self.move})
-
-    @property
     def completion_tokens(self) -> int:
-        return count_tokens(self.arguments if self.move is not None else self.text)
+        return count_tokens(self.arguments if self.arguments is not None else self.text)
 
 
 # --- request parsing ----------------------------------------------------------
@@ -270,8 +267,12 @@ class PolicyModel:
         call_id = "call_" + _digest("call", self.seed, self.policy, convo)
         try:
             if use_tool:
-                move = self.player.move(messages)
-                return Answer(text="", move=str(move), call_id=call_id, prompt_tokens=prompt_tokens)
+                from core.players import STOP_TEXT, Stop
+
+                arguments = self.player.tool_arguments(messages)
+                if isinstance(arguments, Stop):
+                    return Answer(STOP_TEXT, None, call_id, prompt_tokens)
+                return Answer("", json.dumps(arguments), call_id, prompt_tokens)
             text = self.player.reply(messages)
         except RequestError:
             raise
@@ -281,7 +282,7 @@ class PolicyModel:
                 status=422,
                 code="unplayable_conversation",
             ) from e
-        return Answer(text=str(text), move=None, call_id=call_id, prompt_tokens=prompt_tokens)
+        return Answer(str(text), None, call_id, prompt_tokens)
 
 
 def _reject_constant(name: str) -> Any:
@@ -319,9 +320,12 @@ def create_app(
     *,
     model_name: str = DEFAULT_MODEL_NAME,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    backend: Any = None,
 ) -> FastAPI:
-    """The FastAPI app answering with ``ScriptedPlayer(policy, seed)``."""
-    model = PolicyModel(policy, seed, model_name)
+    """The FastAPI app answering with ``ScriptedPlayer(policy, seed)``, or with
+    ``backend`` (an object with ``model_name`` and ``answer(messages,
+    use_tool) -> Answer``, e.g. ``rollouts.policy_model.TransformersModel``)."""
+    model = backend if backend is not None else PolicyModel(policy, seed, model_name)
     app = FastAPI(title="gamebridge policy server", docs_url=None, redoc_url=None)
     app.state.model = model
 
@@ -413,7 +417,7 @@ def create_app(
         ans = model.answer(messages, use_tool)
         cid = "chatcmpl-" + ans.call_id.removeprefix("call_")
         created = int(time.time())
-        finish = "tool_calls" if ans.move is not None else "stop"
+        finish = "tool_calls" if ans.arguments is not None else "stop"
         tool_calls = (
             [
                 {
@@ -422,7 +426,7 @@ def create_app(
                     "function": {"name": MAKE_MOVE, "arguments": ans.arguments},
                 }
             ]
-            if ans.move is not None
+            if ans.arguments is not None
             else None
         )
         usage = {
@@ -433,7 +437,7 @@ def create_app(
         if not stream:
             message: dict[str, Any] = {
                 "role": "assistant",
-                "content": ans.text if ans.move is None else None,
+                "content": ans.text if ans.arguments is None else None,
             }
             if tool_calls:
                 message["tool_calls"] = tool_calls
@@ -501,7 +505,7 @@ def create_app(
         use_tool = _make_move_offered(tools, body.get("tool_choice"), responses_api=True)
         ans = model.answer(messages, use_tool)
         digest = ans.call_id.removeprefix("call_")
-        if ans.move is not None:
+        if ans.arguments is not None:
             item: dict[str, Any] = {
                 "type": "function_call",
                 "id": "fc_" + digest,
@@ -645,13 +649,16 @@ def serve_in_thread(
     model_name: str = DEFAULT_MODEL_NAME,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     startup_timeout: float = 30.0,
+    backend: Any = None,
 ) -> Iterator[str]:
     """Run the policy server in a background thread; yields ``http://host:port/v1``.
 
     ``port=0`` picks a free port (the socket is bound before the server starts,
     so there is no race). The server is stopped when the block exits.
     """
-    app = create_app(policy, seed, model_name=model_name, max_body_bytes=max_body_bytes)
+    app = create_app(
+        policy, seed, model_name=model_name, max_body_bytes=max_body_bytes, backend=backend
+    )
     sock = _bind(host, port)
     actual_port = sock.getsockname()[1]
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
@@ -689,13 +696,17 @@ def serve(
     port: int = 8000,
     model_name: str = DEFAULT_MODEL_NAME,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    backend: Any = None,
 ) -> None:
     """Run the policy server in the foreground (``gamebridge serve-policy``);
     ``port=0`` picks a free one. Prints the base URL once listening."""
-    app = create_app(policy, seed, model_name=model_name, max_body_bytes=max_body_bytes)
+    app = create_app(
+        policy, seed, model_name=model_name, max_body_bytes=max_body_bytes, backend=backend
+    )
     sock = _bind(host, port)
     actual = sock.getsockname()[1]
-    print(f"policy server ({policy}, seed {seed}) at http://{host}:{actual}/v1", flush=True)
+    what = backend.policy if backend is not None else f"{policy}, seed {seed}"
+    print(f"policy server ({what}) at http://{host}:{actual}/v1", flush=True)
     config = uvicorn.Config(app, log_level="info", access_log=False, lifespan="off")
     try:
         uvicorn.Server(config).run(sockets=[sock])

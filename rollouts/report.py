@@ -229,6 +229,9 @@ def _replay_data(sections: Sequence[GameSection]) -> list[dict[str, Any]]:
                         "label": f"{section.game} / {name} / #{i} {traj.get('task_id', '')} "
                         f"({traj.get('result')}, rmp {r.task.get('random_move_prob')})",
                         "frames": replay_frames(traj),
+                        # compare/demo write each framework's records beside the report
+                        "file": f"{section.game}-{name}.jsonl",
+                        "index": i,
                     }
                 )
     return episodes
@@ -270,6 +273,11 @@ _JS = """
     var frames = episodes[cur].frames;
     frame = Math.max(0, Math.min(frame, frames.length - 1));
     board.textContent = frames[frame].board;
+    var link = document.getElementById('play-link');
+    var path = decodeURIComponent(location.pathname);
+    var dir = path.slice(0, path.lastIndexOf('/') + 1);
+    link.href = PLAY_URL + '#replay=' + encodeURIComponent(dir + episodes[cur].file) +
+      '&episode=' + episodes[cur].index + '&frame=' + frame;
     caption.textContent = frames[frame].caption;
     pos.textContent = (frame + 1) + ' / ' + frames.length;
   }
@@ -295,6 +303,10 @@ _JS = """
 """
 
 
+PLAY_URL = "http://127.0.0.1:8765/"
+"""Where ``gamebridge play`` listens by default (rollouts.play.DEFAULT_PORT)."""
+
+
 def _json_for_script(data: Any) -> str:
     """JSON safe inside a ``<script>`` element."""
     return (
@@ -312,8 +324,10 @@ def render_report(
     verdict: str | None = None,
     verdict_ok: bool = True,
     meta: Mapping[str, Any] | None = None,
+    play_url: str = PLAY_URL,
 ) -> str:
-    """The whole report as one HTML string."""
+    """The whole report as one HTML string. Its replay links each episode to the
+    play page at ``play_url`` (``gamebridge play``'s default address)."""
     now = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     meta_line = " | ".join(f"{_e(k)}: {_e(v)}" for k, v in (meta or {}).items())
     body = [
@@ -357,6 +371,10 @@ def render_report(
         '<span id="pos"></span><button id="next">next &gt;</button>'
         '<button id="last">&gt;|</button> <span class="meta">(arrow keys work too)</span></p>'
         '<pre class="board" id="board"></pre><p id="caption"></p>'
+        '<p class="meta"><a id="play-link" href="#">Step through this episode in '
+        "gamebridge play</a> (start it first: <code>gamebridge play</code>, from the folder "
+        "that holds <code>runs/</code>): the board, each observation the model read, its raw "
+        "replies and what core made of them.</p>"
     )
     data = _json_for_script(_replay_data(sections))
     return (
@@ -364,7 +382,7 @@ def render_report(
         f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>"
         + "".join(body)
         + f'<script type="application/json" id="replay-data">{data}</script>'
-        + f"<script>{_JS}</script></body></html>\n"
+        + f"<script>var PLAY_URL = {_json_for_script(play_url)};{_JS}</script></body></html>\n"
     )
 
 

@@ -9,6 +9,16 @@ chosen port. The process runs in its own process group, so stopping it also
 stops whatever it spawned (uvicorn workers, Ray helpers): SIGTERM, then
 SIGKILL after a grace period. Its stdout and stderr go to a temporary log
 file whose tail is quoted in any start-up error.
+
+No process outlives the run: besides the stop above (normal end, error, Ctrl-C,
+SIGTERM), the child gets a *lifeline*, the read end of a pipe only this process
+writes to (``GAMEBRIDGE_LIFELINE_FD``; ``adapters._lifeline.watch()`` in the
+server's ``main``): if this process dies, SIGKILL included, the server stops its
+own process group.
+
+:class:`SupervisedServer` adds what a run needs: a thread notices at once when
+the server dies (``dead``, ``died_log``), and it is restarted once, on the same
+port, so the tasks after it go on; a second death is final.
 """
 
 from __future__ import annotations
@@ -19,6 +29,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -26,12 +37,25 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 HOST = "127.0.0.1"
+LIFELINE_VAR = "GAMEBRIDGE_LIFELINE_FD"
+"""Matches ``adapters._lifeline.ENV_VAR``."""
 
 
 class ServerStartError(RuntimeError):
     """The server exited or never became healthy; the message has its log tail."""
+
+
+class ServerDiedError(RuntimeError):
+    """A server this run started died while tasks used it."""
+
+    source = "environment server"
+
+    def __init__(self, message: str, log: str = "") -> None:
+        super().__init__(message)
+        self.log = log
 
 
 @dataclass(frozen=True)
@@ -41,6 +65,8 @@ class RunningServer:
     process: subprocess.Popen[bytes]
     port: int
     log_path: Path
+    lifeline: int | None = None
+    """The write end of the child's lifeline pipe (closed when the server is stopped)."""
 
     @property
     def base_url(self) -> str:
@@ -128,6 +154,8 @@ def start_server(
         prefix=f"gamebridge-server-{chosen}-", suffix=".log", delete=False
     )
     log_path = Path(log.name)
+    read_end, write_end = os.pipe()  # both non-inheritable; pass_fds hands down read_end
+    full_env[LIFELINE_VAR] = str(read_end)
     try:
         process = subprocess.Popen(
             args,
@@ -137,11 +165,15 @@ def start_server(
             env=full_env,
             cwd=cwd,
             start_new_session=True,
+            pass_fds=(read_end,),
         )
     except OSError as e:
         log.close()
+        os.close(write_end)
         raise ServerStartError(f"cannot start {args!r}: {e}") from e
-    server = RunningServer(process=process, port=chosen, log_path=log_path)
+    finally:
+        os.close(read_end)
+    server = RunningServer(process=process, port=chosen, log_path=log_path, lifeline=write_end)
     keep_log = False
     url = f"http://{HOST}:{chosen}{health_url_path}"
     try:
@@ -173,7 +205,143 @@ def start_server(
             raise
     finally:
         stop_process(process)
+        with suppress(OSError):
+            os.close(write_end)
         log.close()
         if not keep_log:
             with suppress(OSError):
                 log_path.unlink()
+
+
+class SupervisedServer:
+    """A server for a whole run: started by :func:`start_server`, watched by a
+    thread (its death is noticed at once), restarted once on the same port.
+
+    ``with SupervisedServer(name, argv, ...) as srv:`` — ``srv.base_url`` stays
+    valid across the restart; ``srv.generation`` counts starts; ``srv.check()``
+    raises :class:`ServerDiedError` (with the dead server's log tail) when the
+    server is down for good; ``srv.died_since(gen)`` tells a task that started
+    under generation ``gen`` that its server died meanwhile."""
+
+    def __init__(
+        self, name: str, argv: Sequence[str], health_url_path: str = "/health", **kw: Any
+    ) -> None:
+        self.name = name
+        self._argv = list(argv)
+        self._health = health_url_path
+        self._kw = kw
+        self._kw.setdefault("port", free_port())
+        self.port: int = int(self._kw["port"])
+        self.generation = 0
+        self.deaths = 0
+        self.died_log = ""
+        self.final = False
+        self._manager: Any = None
+        self._server: RunningServer | None = None
+        self._closing = False
+        self._lock = threading.Lock()
+        self._up = threading.Event()
+        self.keep_log = False
+        """Keep the log file after the run (set when a task failed on this server)."""
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{HOST}:{self.port}"
+
+    @property
+    def server(self) -> RunningServer | None:
+        return self._server
+
+    def _start(self) -> None:
+        manager = start_server(self._argv, self._health, **self._kw)
+        self._server = manager.__enter__()
+        self._manager = manager
+        self.generation += 1
+        self._up.set()
+        threading.Thread(
+            target=self._watch, args=(self._server.process, self.generation), daemon=True
+        ).start()
+
+    def _watch(self, process: subprocess.Popen[bytes], generation: int) -> None:
+        code = process.wait()
+        with self._lock:
+            if self._closing or generation != self.generation:
+                return
+            self._up.clear()
+            self.deaths += 1
+            tail = self._server.log_tail(3000) if self._server else ""
+            self.died_log = f"exit code {code}\n{tail}"
+            self._stop_manager(keep_log=True)
+            if self.deaths > 1:
+                self.final = True
+                return
+        try:  # restart once, same port: clients keep their URL
+            with self._lock:
+                if not self._closing:
+                    self._start()
+        except Exception as e:  # a failed restart is final, and said so
+            with self._lock:
+                self.final = True
+                self.died_log += f"\nrestart failed: {e}"
+
+    def _stop_manager(self, keep_log: bool = False) -> None:
+        manager, self._manager = self._manager, None
+        if manager is None:
+            return
+        if keep_log:
+            err = ServerDiedError("kept")
+            with suppress(BaseException):
+                manager.__exit__(ServerDiedError, err, None)
+        else:
+            manager.__exit__(None, None, None)
+
+    def died_since(self, generation: int, wait: float = 0.0) -> bool:
+        """Whether the server died since ``generation`` began (waiting up to
+        ``wait`` s for the watcher, which may hear of a death after a client did)."""
+        deadline = time.monotonic() + wait
+        while True:
+            if self.generation != generation or not self._up.is_set() or self.final:
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.02)
+
+    def log_tail(self, max_chars: int = 3000) -> str:
+        """The current (or last) server's log tail, with its path."""
+        srv = self._server
+        if srv is None:
+            return ""
+        return f"--- {self.name} server log ({srv.log_path}) ---\n{srv.log_tail(max_chars)}"
+
+    def alive(self) -> bool:
+        s = self._server
+        return self._up.is_set() and s is not None and s.process.poll() is None
+
+    def error(self, what: str = "") -> ServerDiedError:
+        """The error naming this server's death (for a task that ran on it)."""
+        restart = (
+            "not restarted (it died again)" if self.final else f"restarted on port {self.port}"
+        )
+        first = self.died_log.splitlines()[0] if self.died_log else "exited"
+        return ServerDiedError(
+            f"the {self.name} server died ({first}){what}; {restart}", log=self.died_log
+        )
+
+    def check(self, wait: float = 60.0) -> int:
+        """The current generation once the server is up (waiting for a restart in
+        progress); :class:`ServerDiedError` if it is down for good."""
+        deadline = time.monotonic() + wait
+        while not self._up.is_set():
+            if self.final or time.monotonic() > deadline:
+                raise self.error()
+            time.sleep(0.05)
+        return self.generation
+
+    def __enter__(self) -> SupervisedServer:
+        self._start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        with self._lock:
+            self._closing = True
+            self._stop_manager(keep_log=self.keep_log or exc[0] is not None)

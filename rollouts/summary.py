@@ -91,6 +91,11 @@ class Summary:
     """Environment + framework time per model reply, in milliseconds."""
     terminations: dict[str, int]
     by_difficulty: dict[str, Summary] = field(default_factory=dict)
+    failed: int = 0
+    """Tasks that did not finish (the model endpoint, an environment server or the
+    framework failed): counted apart, never as lost games. ``episodes`` and every
+    rate above are over finished episodes only."""
+    failed_by_source: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -139,7 +144,13 @@ def summarize(
     episodes/s with concurrency); default the sum of episode wall times.
     ``buckets=None`` skips the difficulty breakdown (so do one-player games,
     which have no opponent)."""
-    recs = [_as_record(r) for r in records]
+    everything = [_as_record(r) for r in records]
+    recs = [r for r in everything if r.error is None]
+    failures = [r for r in everything if r.error is not None]
+    failed_by_source: dict[str, int] = {}
+    for r in failures:
+        src = str((r.error or {}).get("source", "framework"))
+        failed_by_source[src] = failed_by_source.get(src, 0) + 1
     n = len(recs)
     counts = dict.fromkeys(RESULTS, 0)
     terminations: dict[str, int] = {}
@@ -187,6 +198,8 @@ def summarize(
         env_ms_per_step=1000.0 * sum(r.env_seconds for r in recs) / steps if steps else 0.0,
         terminations=dict(sorted(terminations.items())),
         by_difficulty=by_difficulty,
+        failed=len(failures),
+        failed_by_source=dict(sorted(failed_by_source.items())),
     )
 
 
@@ -208,6 +221,7 @@ def summary_rows(summaries: Mapping[str, Summary]) -> tuple[list[str], list[list
     comps = sorted({c for s in summaries.values() for c in s.components})
     metrics: list[tuple[str, Any]] = [
         ("episodes", lambda s: str(s.episodes)),
+        ("failed tasks", lambda s: str(s.failed)),
         *[(f"{r} rate [95% CI]", lambda s, r=r: str(s.results[r])) for r in RESULTS],
         ("reward (mean)", lambda s: f"{s.reward_mean:.3f}"),
         *[(f"  {c}", lambda s, c=c: f"{s.components.get(c, float('nan')):.3f}") for c in comps],
@@ -231,6 +245,9 @@ def format_summary(summary: Summary, title: str = "") -> str:
     terms = ", ".join(f"{k}: {v}" for k, v in summary.terminations.items())
     parts = [title] if title else []
     parts += [text, f"terminations: {terms}"]
+    if summary.failed:
+        why = ", ".join(f"{k}: {v}" for k, v in summary.failed_by_source.items())
+        parts.append(f"failed tasks: {summary.failed} ({why}); not counted as games")
     return "\n".join(parts)
 
 
@@ -341,13 +358,24 @@ def check_identity(
     return out
 
 
+def _by_index(records: Sequence[RolloutRecord]) -> dict[int, RolloutRecord]:
+    """Records keyed by task index (their position when they carry none)."""
+    return {(r.index if r.index is not None else i): r for i, r in enumerate(records)}
+
+
 def _first_divergence(
     name: str,
     records: Sequence[RolloutRecord],
     references: Mapping[str, Sequence[RolloutRecord]],
 ) -> Divergence | None:
-    modes = {trajectory_mode(r.trajectory) for r in records} or {"text"}
-    for i, rec in enumerate(records):
+    """Failed tasks are skipped (they are reported as failures, not divergences)."""
+    modes = {trajectory_mode(r.trajectory) for r in records if r.error is None} or {"text"}
+    ref_maps = {mode: _by_index(refs) for mode, refs in references.items()}
+    own = _by_index(records)
+    for i in sorted(own):
+        rec = own[i]
+        if rec.error is not None:
+            continue
         mode = trajectory_mode(rec.trajectory)
         task_id = str(rec.trajectory.get("task_id"))
         refs = references.get(mode)
@@ -358,9 +386,9 @@ def _first_divergence(
         if refs is records:
             return None  # the reference itself
         label = f"{refs[0].framework}[{mode}]" if refs else f"?[{mode}]"
-        if i >= len(refs):
+        ref = ref_maps[mode].get(i)
+        if ref is None:
             return Divergence(name, label, i, task_id, None, "task count", len(refs), len(records))
-        ref = refs[i]
         if ref.task != rec.task:
             return Divergence(
                 name, label, i, str(ref.trajectory.get("task_id")), None, "task", ref.task, rec.task
@@ -372,15 +400,18 @@ def _first_divergence(
             step, key, a, b = diff
             return Divergence(name, label, i, str(ref.trajectory.get("task_id")), step, key, a, b)
     refs = references.get(min(modes))
-    if refs is not None and refs is not records and len(records) < len(refs):
-        return Divergence(
-            name,
-            refs[0].framework,
-            len(records),
-            str(refs[len(records)].trajectory.get("task_id")),
-            None,
-            "task count",
-            len(refs),
-            len(records),
-        )
+    if refs is not None and refs is not records:
+        missing = sorted(set(ref_maps[min(modes)]) - set(own))
+        if missing:
+            ref = ref_maps[min(modes)][missing[0]]
+            return Divergence(
+                name,
+                refs[0].framework,
+                missing[0],
+                str(ref.trajectory.get("task_id")),
+                None,
+                "task count",
+                len(refs),
+                len(records),
+            )
     return None

@@ -1,4 +1,4 @@
-"""A tiny local Qwen2-style model, its tokenizer, and the CPU learning demo.
+"""A tiny local Qwen2-style model, its tokenizer, scripted games and a held-out evaluation.
 
 Nothing comes from a model hub:
 
@@ -9,21 +9,15 @@ Nothing comes from a model hub:
 * the model is ``Qwen2ForCausalLM`` randomly initialised from a small config
   (about 0.2M parameters).
 
-``run_tiny`` (``gamebridge train tiny`` / ``make train-tiny``): supervised
-warm-up on scripted games (``minimax:9`` wins and draws, played through the
-reference core driver with the policy server's scripted model in-process, and
-exported with ``rollouts.export``), then GRPO on Tic-Tac-Toe against a random opponent, with
-the legal-move rate and win rate on a fixed held-out task set printed before
-and after each stage.
+The training recipe that uses them is ``rollouts.recipe`` (``gamebridge
+train recipe``); the TRL tests use the scripted games and :func:`evaluate`.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -136,7 +130,17 @@ def _train_bpe(texts: Sequence[str], vocab_size: int) -> Any:
     return tok
 
 
-def _wrap(tok: Any) -> Any:
+PLAIN_CHAT_TEMPLATE = (
+    "{%- for message in messages %}"
+    "{{- '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>\\n' }}"
+    "{%- endfor %}"
+    "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}"
+)
+"""Qwen2.5's turn format without its default system prompt and without tools
+(``gamebridge train recipe``: a decision is the observation alone)."""
+
+
+def _wrap(tok: Any, chat_template: str | None = None) -> Any:
     from transformers import PreTrainedTokenizerFast
     from trl.chat_template_utils import qwen2_5_chat_template
 
@@ -145,26 +149,28 @@ def _wrap(tok: Any) -> Any:
         eos_token="<|im_end|>",
         pad_token="<|endoftext|>",
         padding_side="left",
-        chat_template=qwen2_5_chat_template,
+        chat_template=chat_template or qwen2_5_chat_template,
     )
     fast.add_tokens(list(ADDED_TOKENS))
     return fast
 
 
-def build_tokenizer(rows: Sequence[dict[str, Any]], vocab_size: int = 1024) -> Any:
-    """A byte-level BPE tokenizer trained on ``rows`` (chat rows) as TRL's
-    Qwen2.5 chat template renders them (two passes: the first tokenizer only
-    renders the template)."""
+def build_tokenizer(
+    rows: Sequence[dict[str, Any]], vocab_size: int = 1024, chat_template: str | None = None
+) -> Any:
+    """A byte-level BPE tokenizer trained on ``rows`` (chat rows) as the chat
+    template (default TRL's Qwen2.5) renders them (two passes: the first
+    tokenizer only renders the template)."""
     _require()
     pieces = [str(m.get("content") or "") for row in rows for m in row["messages"]]
-    first = _wrap(_train_bpe(pieces, 300))
+    first = _wrap(_train_bpe(pieces, 300), chat_template)
     texts = [
         first.apply_chat_template(
             row["messages"], tools=json.loads(row.get("tools") or "null"), tokenize=False
         )
         for row in rows
     ]
-    return _wrap(_train_bpe(texts + pieces, vocab_size))
+    return _wrap(_train_bpe(texts + pieces, vocab_size), chat_template)
 
 
 def build_model(tokenizer: Any, seed: int = 0, **overrides: Any) -> Any:
@@ -292,213 +298,3 @@ def evaluate(
         loss_rate=sum(e.result == "loss" for e in eps) / n,
         mean_reward=sum(e.reward().total for e in eps) / n,
     )
-
-
-# --- the demo ----------------------------------------------------------------------------------
-@dataclass
-class TinySettings:
-    """Settings of the CPU demo (defaults: about 10 minutes on 2 cores)."""
-
-    game: str = "tictactoe"
-    mode: str = "rollout_func"
-    seed: int = 0
-    sft_games: int = 200
-    sft_steps: int = 50
-    """A deliberately short warm-up: the model mostly plays in format but not
-    yet reliably (a random model never does), leaving GRPO room to show."""
-    sft_learning_rate: float = 3e-3
-    grpo_tasks: int = 1024
-    grpo_steps: int = 200
-    grpo_max_invalid_moves: int = 0
-    """Strict training tasks: the first invalid reply forfeits (see docs/trl.md)."""
-    num_groups: int = 4
-    num_generations: int = 8
-    grpo_learning_rate: float = 2e-3
-    temperature: float = 1.0
-    eval_tasks: int = 64
-    eval_temperature: float = 1.0
-    """Held-out play samples at this temperature (0: greedy). Greedy play of a
-    tiny model tends to repeat one rejected reply until it forfeits."""
-    vocab_size: int = 1024
-    output_dir: str = "runs/tiny"
-    threads: int = 1
-
-
-def sft_tasks(settings: TinySettings) -> list[Any]:
-    from core.tasks import make_tasks
-
-    return make_tasks(
-        settings.sft_games,
-        seed=settings.seed + 1,
-        game=settings.game,
-        num_groups=1,
-        opponent="random",
-    )
-
-
-def eval_tasks(settings: TinySettings) -> list[Any]:
-    """The fixed held-out set (its own seed, never trained on)."""
-    from core.tasks import make_tasks
-
-    return make_tasks(
-        settings.eval_tasks,
-        seed=10_000 + settings.seed,
-        game=settings.game,
-        num_groups=1,
-        opponent="random",
-    )
-
-
-def warm_start(
-    settings: TinySettings, *, progress: bool = True, evaluate_stages: bool = True
-) -> tuple[Any, Any, dict[str, Any]]:
-    """Tokenizer, random model, SFT on scripted games; returns the model, the
-    tokenizer and the figures (``init``, ``sft`` held-out evaluations in text
-    mode, unless ``evaluate_stages`` is false)."""
-    from rollouts.train_sft import run_sft
-
-    tools = settings.mode == "env_factory"
-    tasks = sft_tasks(settings)
-    rows = chat_rows(
-        scripted_records(tasks, "minimax:9", tools=tools, seed=settings.seed), {"win", "draw"}
-    )
-    corpus = rows + chat_rows(
-        scripted_records(tasks[:64], "noisy:0.5/minimax:1", tools=not tools, seed=settings.seed),
-        {"win", "draw", "loss"},
-    )
-    corpus += chat_rows(
-        scripted_records(tasks[:64], "noisy:0.5/minimax:1", tools=tools, seed=settings.seed),
-        {"win", "draw", "loss"},
-    )
-    tokenizer = build_tokenizer(corpus, settings.vocab_size)
-    model = build_model(tokenizer, seed=settings.seed)
-    held_out = eval_tasks(settings)
-    figures: dict[str, Any] = {
-        "params": sum(p.numel() for p in model.parameters()),
-        "sft_rows": len(rows),
-        "vocab": len(tokenizer),
-    }
-    check = evaluate_stages and not tools
-    if check:
-        figures["init"] = asdict(
-            evaluate(model, tokenizer, held_out, temperature=settings.eval_temperature)
-        )
-    t0 = time.perf_counter()
-    run_sft(
-        model,
-        tokenizer,
-        rows,
-        output_dir=str(Path(settings.output_dir) / "sft"),
-        max_steps=settings.sft_steps,
-        learning_rate=settings.sft_learning_rate,
-        seed=settings.seed,
-        progress=progress,
-    )
-    figures["sft_seconds"] = round(time.perf_counter() - t0, 1)
-    if check:
-        figures["sft"] = asdict(
-            evaluate(model, tokenizer, held_out, temperature=settings.eval_temperature)
-        )
-    return model, tokenizer, figures
-
-
-def run_tiny(settings: TinySettings, *, progress: bool = True) -> dict[str, Any]:
-    """The whole demo; returns the figures (also written to ``output_dir/figures.json``;
-    the trained model and its tokenizer go to ``output_dir/model``)."""
-    _require()
-    import torch
-
-    from rollouts.train_grpo import GRPOSettings, train_grpo
-
-    torch.set_num_threads(settings.threads)
-    model, tokenizer, figures = warm_start(settings, progress=progress)
-    grpo = GRPOSettings(
-        game=settings.game,
-        mode=settings.mode,
-        num_tasks=settings.grpo_tasks,
-        opponent="random",
-        min_random_move_prob=0.0,
-        max_random_move_prob=1.0,
-        num_groups=settings.num_groups,
-        num_generations=settings.num_generations,
-        temperature=settings.temperature,
-        max_steps=settings.grpo_steps,
-        learning_rate=settings.grpo_learning_rate,
-        seed=settings.seed,
-        output_dir=str(Path(settings.output_dir) / "grpo"),
-        max_completion_length=512,
-        max_new_tokens=16,
-        logging_steps=5,
-        cpu=True,
-        beta=0.0,
-        max_invalid_moves=settings.grpo_max_invalid_moves,
-    )
-    t0 = time.perf_counter()
-    trainer = train_grpo(grpo, model=model, tokenizer=tokenizer, progress=progress)
-    figures["grpo_seconds"] = round(time.perf_counter() - t0, 1)
-    figures["grpo_log"] = [h for h in trainer.state.log_history if "loss" in h]
-    if settings.mode == "rollout_func":
-        figures["grpo"] = asdict(
-            evaluate(
-                trainer.model,
-                tokenizer,
-                eval_tasks(settings),
-                temperature=settings.eval_temperature,
-            )
-        )
-    out = Path(settings.output_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "figures.json").write_text(json.dumps(figures, indent=2))
-    save_tiny(trainer.model, tokenizer, out / "model", {"settings": asdict(settings)})
-    return figures
-
-
-def format_figures(figures: dict[str, Any]) -> str:
-    """Before/after table of the held-out evaluations."""
-    lines = [
-        f"tiny Qwen2: {figures['params']:,} parameters, vocab {figures['vocab']}, "
-        f"{figures['sft_rows']} SFT games; SFT {figures['sft_seconds']} s, "
-        f"GRPO {figures.get('grpo_seconds', '-')} s",
-        f"{'stage':<6} {'legal-move rate':>16} {'well-formed':>12} {'win':>6} {'draw':>6} "
-        f"{'loss':>6} {'reward':>7}",
-    ]
-    for stage in ("init", "sft", "grpo"):
-        e = figures.get(stage)
-        if e:
-            lines.append(
-                f"{stage:<6} {e['legal_move_rate']:>16.3f} {e['format_rate']:>12.3f} "
-                f"{e['win_rate']:>6.2f} "
-                f"{e['draw_rate']:>6.2f} {e['loss_rate']:>6.2f} {e['mean_reward']:>7.3f}"
-            )
-    return "\n".join(lines)
-
-
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    d = TinySettings()
-    for name, value in asdict(d).items():
-        flag = "--" + name.replace("_", "-")
-        p.add_argument(
-            flag,
-            type=type(value),
-            default=value,
-            choices=("rollout_func", "env_factory") if name == "mode" else None,
-        )
-
-
-def run(args: argparse.Namespace) -> int:
-    settings = TinySettings(**{k: getattr(args, k) for k in asdict(TinySettings())})
-    figures = run_tiny(settings)
-    print(format_figures(figures), flush=True)
-    return 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m rollouts.tiny", description=__doc__.splitlines()[0]
-    )
-    add_arguments(parser)
-    return run(parser.parse_args(argv))
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

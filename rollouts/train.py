@@ -4,8 +4,9 @@ Subcommands (heavy imports happen only when one runs):
 
 * ``grpo``: GRPO on a game (``rollouts.train_grpo``; both TRL hooks).
 * ``sft``: supervised warm-up on a ``gamebridge export`` folder (``rollouts.train_sft``).
-* ``tiny``: build a tiny local model, warm it up, GRPO it, print before/after
-  figures (``rollouts.tiny``; ``make train-tiny``).
+* ``recipe``: the seed's recipe end to end on CPU: teacher games, a tiny local
+  model, SFT, two GRPO stages, evaluation after each (``rollouts.recipe``;
+  ``make train-recipe``, ``--quick`` for a smoke run).
 """
 
 from __future__ import annotations
@@ -14,14 +15,14 @@ import argparse
 
 
 def add_parser(parser: argparse.ArgumentParser) -> None:
-    """Train with TRL: grpo, sft, tiny (see docs/trl.md)."""
-    from rollouts import tiny, train_grpo, train_sft
+    """Train with TRL: grpo, sft, recipe (see docs/trl.md)."""
+    from rollouts import recipe, train_grpo, train_sft
 
     sub = parser.add_subparsers(dest="train_command", required=True, metavar="KIND")
     for name, module, text in (
         ("grpo", train_grpo, "GRPO on a game with TRL (env_factory or rollout_func)"),
         ("sft", train_sft, "supervised warm-up on an exported wins/draws dataset"),
-        ("tiny", tiny, "tiny local model: SFT then GRPO on CPU, before/after figures"),
+        ("recipe", recipe, "the seed's recipe on CPU: teacher, tiny model, SFT, GRPO, evaluation"),
     ):
         p = sub.add_parser(name, help=text, description=text)
         module.add_arguments(p)

@@ -24,6 +24,7 @@ also runs, slowly, with plain transformers generation.
 from __future__ import annotations
 
 import argparse
+import os
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
@@ -52,6 +53,10 @@ class GRPOSettings:
     mode: str = "env_factory"
     num_tasks: int = 1024
     opponent: str = "minimax"
+    depth: int = 2
+    """The minimax opponent's search depth (Tic-Tac-Toe: 9 is the optimal opponent)."""
+    opening_plies: int = -1
+    """Random plies before the model's first turn (-1: core's default for the game)."""
     max_invalid_moves: int = -1
     """Task override: invalid replies allowed per game (-1: core's default; 0:
     strict, the first invalid reply forfeits, so no illegal reply ever shares
@@ -69,9 +74,19 @@ class GRPOSettings:
     max_new_tokens: int = 64
     """rollout_func: cap on one reply."""
     beta: float = 0.0
+    loss_type: str = "dapo"
+    """TRL's ``GRPOConfig.loss_type``: grpo, dr_grpo, dapo (TRL's default), bnpo,
+    cispo (the seed course's loss), sapo, luspo, vespo."""
+    epsilon_high: float = 0.0
+    """Upper clip (0: TRL's default; cispo: 5.0 is the suggested value)."""
     lora: bool = False
     lora_r: int = 16
     vllm: bool = False
+    vllm_mode: str = "colocate"
+    """``colocate`` (vLLM inside each training process) or ``server`` (``trl vllm-serve``
+    on its own GPUs; docs/trl.md, "More than one process")."""
+    vllm_server_base_url: str = ""
+    """Server mode: the ``trl vllm-serve`` address (empty: TRL's default, port 8000)."""
     bf16: bool = False
     cpu: bool = False
     seed: int = 0
@@ -92,6 +107,8 @@ def make_train_tasks(s: GRPOSettings) -> list[Any]:
         max_random_move_prob=s.max_random_move_prob,
         num_groups=s.num_groups,
         opponent=s.opponent,
+        depth=s.depth,
+        opening_plies=None if s.opening_plies < 0 else s.opening_plies,
         **overrides,
     )
 
@@ -105,21 +122,26 @@ def grpo_config(s: GRPOSettings, *, progress: bool = True) -> Any:
     if s.mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {s.mode!r}")
     batch = s.num_groups * s.num_generations
-    per_device = s.per_device_batch_size or batch
-    if batch % per_device:
+    # Under `accelerate launch` (rollouts.train_ddp) each of WORLD_SIZE processes takes its
+    # share: `batch` games per optimizer update in all, whatever the number of processes.
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    per_device = s.per_device_batch_size or max(1, batch // world)
+    if batch % (per_device * world):
         raise ValueError(
             f"num_groups x num_generations ({batch}) must be a multiple of "
-            f"per_device_batch_size ({per_device})"
+            f"per_device_batch_size ({per_device}) x processes ({world})"
         )
     return GRPOConfig(
         output_dir=s.output_dir,
         max_steps=s.max_steps,
         learning_rate=s.learning_rate,
         per_device_train_batch_size=per_device,
-        gradient_accumulation_steps=batch // per_device,
+        gradient_accumulation_steps=batch // (per_device * world),
         num_generations=s.num_generations,
         temperature=s.temperature,
         beta=s.beta,
+        loss_type=s.loss_type,
+        **({"epsilon_high": s.epsilon_high} if s.epsilon_high > 0 else {}),
         max_completion_length=s.max_completion_length,
         # Each block of num_groups tasks spans the difficulty range: keep the order.
         shuffle_dataset=False,
@@ -127,7 +149,8 @@ def grpo_config(s: GRPOSettings, *, progress: bool = True) -> Any:
         # A finished game answers make_move with its final observation; stop a model that keeps calling.
         max_tool_calling_iterations=Task(game=s.game).turn_limit() + 1,
         use_vllm=s.vllm,
-        vllm_mode="colocate",
+        vllm_mode=s.vllm_mode,
+        vllm_server_base_url=s.vllm_server_base_url or None,
         use_cpu=s.cpu,
         bf16=s.bf16 and not s.cpu,
         fp16=False,

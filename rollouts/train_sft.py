@@ -85,8 +85,12 @@ def run_sft(
     max_length: int = 2048,
     cpu: bool = True,
     progress: bool = True,
+    assistant_only_loss: bool = True,
+    lr_scheduler_type: str = "constant_with_warmup",
+    warmup_steps: int | None = None,
 ) -> Any:
-    """Fine-tune ``model`` in place on chat ``rows``; returns the trainer."""
+    """Fine-tune ``model`` in place on chat ``rows``; returns the trainer.
+    ``assistant_only_loss=False`` trains on the whole sequence (prompt too)."""
     try:
         from datasets import Dataset
         from trl import SFTConfig, SFTTrainer
@@ -98,9 +102,9 @@ def run_sft(
         learning_rate=learning_rate,
         per_device_train_batch_size=batch_size,
         gradient_accumulation_steps=1,
-        lr_scheduler_type="constant_with_warmup",
-        warmup_steps=min(10, max_steps // 10),
-        assistant_only_loss=True,
+        lr_scheduler_type=lr_scheduler_type,
+        warmup_steps=min(10, max_steps // 10) if warmup_steps is None else warmup_steps,
+        assistant_only_loss=assistant_only_loss,
         max_length=max_length,
         packing=False,
         seed=seed,

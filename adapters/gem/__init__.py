@@ -4,8 +4,21 @@
 >>> register()                             # idempotent
 >>> import gem
 >>> env = gem.make("gamebridge/tictactoe", task={"game": "tictactoe", "seed": 3})
->>> obs, info = env.reset()                # info["system_prompt"] goes first in the chat
+>>> obs, info = env.reset()                # the rules and the board, as GEM's games do
+>>> obs.startswith("You are playing Tic-Tac-Toe"), "<move>" in info["suffix"]
+(True, True)
 >>> obs, reward, terminated, truncated, info = env.step("<move>4</move>")
+
+What the model must know reaches it the way GEM's own games send it (their
+reset observation holds the instructions; ``info["suffix"]``, on reset and
+on every step, the reminder of the answer format): the reset observation is
+core's system prompt (rules, notation, the ``<move>`` format), a blank line and
+the first observation (the board); ``info["suffix"]`` is the prompt's answer
+line (``core.prompts.reply_instruction``). So ``gem.make`` plus GEM's
+observation wrappers (``concat``, ``concat_chat``, ...) show the model
+everything. A chat loop of your own may instead send ``info["system_prompt"]``
+as the system message and ``info["observation"]`` (the board alone) as the
+first user message, as core does; do not send both.
 
 The task comes from the constructor (``task=`` a task dict, or ``seed=`` plus
 any task field, as ``gem.make_vec`` passes ``seed=seed+idx``);
@@ -15,8 +28,11 @@ seeds the global ``random`` and numpy, so it is never called: every random
 choice comes from the task seed in core.
 
 At the end, ``info`` holds ``result``, ``reward`` (the breakdown) and
-``trajectory``. ``terminated`` is true at every end; ``truncated`` too when the
-task's turn cap ended the game. GEM's vector envs (autoreset) replace a
+``trajectory``. ``terminated`` is true at every end of the game itself;
+``truncated`` is true when a cap ended it: the task's turn cap (``terminated``
+too), or the env's ``max_episode_steps`` (Gymnasium's ``TimeLimit`` name, a
+``gem.make`` keyword): on that step core settles the game (``Episode.settle``,
+a loss by default) and the step's reward is the settled total. GEM's vector envs (autoreset) replace a
 finished env's ``info`` with the next reset's: read the outcome from the
 single-env step, or keep the env objects.
 
@@ -28,9 +44,10 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
+from core import prompts
 from core.episode import Episode
 from core.games import list_games
 from core.tasks import Task
@@ -63,9 +80,15 @@ class GameEnv(_import_gem().Env):  # type: ignore[misc]  # gem has no type stubs
         game: str = "tictactoe",
         task: Mapping[str, Any] | Task | None = None,
         seed: int | None = None,
+        max_episode_steps: int | None = None,
         **task_fields: Any,
     ) -> None:
         super().__init__()
+        if max_episode_steps is not None and (
+            not isinstance(max_episode_steps, int) or max_episode_steps < 1
+        ):
+            raise ValueError(f"max_episode_steps must be an int >= 1, got {max_episode_steps!r}")
+        self.max_episode_steps = max_episode_steps
         if isinstance(task, Task):
             self.task = task
         elif task is not None:
@@ -80,34 +103,61 @@ class GameEnv(_import_gem().Env):  # type: ignore[misc]  # gem has no type stubs
             self.task = dataclasses.replace(self.task, seed=seed)
         self.episode = Episode(self.task)
         observation = self.episode.reset()
-        return observation, {
+        return f"{self.episode.system_prompt}\n\n{observation}", {
+            "suffix": self._suffix(),
             "system_prompt": self.episode.system_prompt,
+            "observation": observation,
             "task": self.task.to_dict(),
         }
+
+    def sample_random_action(self) -> str:
+        """A well-formed reply with a random legal move (seeded by the task, not the
+        global ``random``); call ``reset`` first."""
+        return self.episode.sample_reply()
+
+    def spawn(self, same_state: bool = False, **kwargs: Any) -> GameEnv:
+        """A new env for this task (``kwargs`` override task fields, e.g. ``seed``).
+        ``same_state``: it continues this game from where it is (core replays the
+        replies so far), unless ``kwargs`` change the task."""
+        child = GameEnv(task={**self.task.to_dict(), **kwargs})
+        if same_state and not kwargs and self.episode.initial_board is not None:
+            child.episode = Episode.from_trajectory(self.episode.to_dict())
+        return child
+
+    def _suffix(self) -> str:
+        return prompts.reply_instruction(self.episode.game, self.task)
 
     # rosetta: step: `step(action) -> (obs, reward, terminated, truncated, info)`
     # rosetta: action: the reply text
     # rosetta: observation: a string
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         result = self.episode.step(action)
-        info = dict(result.info)
+        capped = False
+        if (
+            not result.done
+            and self.max_episode_steps is not None
+            and len(self.episode.events) >= self.max_episode_steps
+        ):
+            result, capped = self.episode.settle(), True
+        info = {**result.info, "suffix": self._suffix()}
         if result.done:
             # rosetta: state: `info["trajectory"]` on the last step
             info["trajectory"] = self.episode.to_dict()
-        # rosetta: truncation: `truncated`: the task's turn cap ended it (`terminated` too)
-        truncated = result.done and self.episode.termination == "turn_cap"
+        # rosetta: truncation: `truncated`: a cap ended it: the task's turn cap (`terminated` too), or `max_episode_steps` (core settles the game on that step)
+        truncated = capped or (result.done and self.episode.termination == "turn_cap")
         # rosetta: reward: `reward` (the rubric total, at the end)
-        # rosetta: termination: `terminated` at every end
-        return result.observation, result.reward, result.done, truncated, info
+        # rosetta: termination: `terminated` when the game itself ended (not at `max_episode_steps`)
+        return result.observation, result.reward, result.done and not capped, truncated, info
 
 
 # rosetta: registration: `gem.register("gamebridge/<game>", GameEnv, game=game)`
-def register() -> None:
-    """Register ``gamebridge/<game>`` for every core game (again: no-op; GEM
-    raises on a duplicate id)."""
+def register(games: Iterable[str] = ()) -> None:
+    """Register ``gamebridge/<game>`` for every core game and for ``games``
+    (names not listed by ``list_games``, such as ``openspiel:chess``); again:
+    no-op (GEM raises on a duplicate id)."""
     gem = _import_gem()
     from gem.envs.registration import ENV_REGISTRY
 
-    for game in list_games():
+    for game in (*list_games(), *games):
         if ID_PREFIX + game not in ENV_REGISTRY:
             gem.register(ID_PREFIX + game, GameEnv, game=game)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from core import list_games
+from core.games import game_arg
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -13,7 +13,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--game",
         default="tictactoe",
-        choices=list_games(),
+        type=game_arg,
         help="game of rows that name none (a row's task.game wins)",
     )
     parser.add_argument("--style", default="gymnasium", choices=("gymnasium", "tools"))
@@ -35,6 +35,9 @@ def main(argv: list[str] | None = None) -> None:
         help="largest request body (413 beyond)",
     )
     args = parser.parse_args(argv)
+    from adapters._lifeline import watch
+
+    watch()  # stop with the process that started us, however it ends
 
     import uvicorn
 

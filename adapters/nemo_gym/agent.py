@@ -2,11 +2,13 @@
 
 ``python -m adapters.nemo_gym.agent --port N --resources-url URL --model-url URL``
 
-The agent is NeMo Gym's code, unchanged: ``POST /run`` with a dataset row
+The agent is NeMo Gym's code: ``POST /run`` with a dataset row
 calls the resources server's ``/reset``, then alternates the model
 (``POST {model}/v1/responses``) and ``/step`` until the game ends, and answers
 the summed reward with the last step's ``info`` (where the gamebridge server
-puts the trajectory). ``ng_run`` hands a child server its global config in the
+puts the trajectory). One addition: the row it hands the server carries the
+agent's ``max_steps`` (``gamebridge_max_steps``), so the server settles a game
+at the agent's cap (core's ``Episode.settle``) instead of it ending unscored. ``ng_run`` hands a child server its global config in the
 ``NEMO_GYM_CONFIG_DICT`` environment variable; this module does the same, with
 the two servers' addresses, so no head server and no Ray are needed.
 """
@@ -14,6 +16,7 @@ the two servers' addresses, so no head server and no Ray are needed.
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
 from typing import Any
@@ -51,6 +54,7 @@ def build_agent_app(
     }
     os.environ["NEMO_GYM_CONFIG_DICT"] = json.dumps(global_config)
     try:
+        from aiohttp import ClientResponseError
         from nemo_gym.config_types import BaseServerConfig
         from nemo_gym.server_utils import ServerClient
         from omegaconf import OmegaConf
@@ -64,12 +68,44 @@ def build_agent_app(
         head_server_config=BaseServerConfig(host=host, port=0),
         global_config_dict=OmegaConf.create(global_config),
     )
-    server = GymnasiumAgent(
+    from adapters.nemo_gym.server import MAX_STEPS_KEY
+
+    class GameGymnasiumAgent(GymnasiumAgent):  # type: ignore[misc, valid-type]
+        """NeMo Gym's agent, telling the server its cap (the server cannot see it)."""
+
+        async def run(self, request: Any, body: Any) -> Any:
+            body = body.model_copy(update={MAX_STEPS_KEY: self.config.max_steps})
+            return await super().run(request, body)
+
+        # FastAPI reads the route's parameters from the signature: keep NeMo Gym's own.
+        run.__signature__ = inspect.signature(GymnasiumAgent.run)  # type: ignore[attr-defined]
+
+    server = GameGymnasiumAgent(
         config=GymnasiumAgentConfig(name="gamebridge_agent", **agent), server_client=client
     )
     app = server.setup_webserver()
     server.setup_liveness(app)
+    app.add_exception_handler(ClientResponseError, _upstream_error)
     return app
+
+
+async def _upstream_error(request: Any, exc: Exception) -> Any:
+    """The agent's call to the resources or model server failed: answer with that
+    server's reason (its 4xx status and detail, a 502 for its 5xx), not the bare
+    500 "Internal Server Error" the unchanged agent gives."""
+    from fastapi.responses import JSONResponse
+
+    status = getattr(exc, "status", 0)
+    raw = getattr(exc, "response_content", b"") or b""
+    try:
+        detail: Any = json.loads(raw).get("detail", raw.decode("utf-8", "replace"))
+    except (ValueError, AttributeError):
+        detail = raw.decode("utf-8", "replace")[:2000]
+    url = getattr(getattr(exc, "request_info", None), "real_url", "")
+    return JSONResponse(
+        {"detail": detail, "upstream": str(url), "upstream_status": status},
+        status_code=status if 400 <= status < 500 else 502,
+    )
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -89,6 +125,9 @@ def main(argv: list[str] | None = None) -> None:
         help="model turns before the agent cuts a game (set >= the tasks' max_turns)",
     )
     args = parser.parse_args(argv)
+    from adapters._lifeline import watch
+
+    watch()  # stop with the process that started us, however it ends
     import uvicorn
 
     app = build_agent_app(args.port, args.resources_url, args.model_url, args.max_steps, args.host)

@@ -59,11 +59,11 @@ def main(argv: list[str] | None = None) -> None:
     import argparse
     import json
 
-    from core import list_games
+    from core.games import game_arg
     from core.tasks import make_tasks
 
     parser = argparse.ArgumentParser(prog="python -m adapters.nemo_gym.rows", description=__doc__)
-    parser.add_argument("--game", default="tictactoe", choices=list_games())
+    parser.add_argument("--game", default="tictactoe", type=game_arg)
     parser.add_argument("-n", type=int, default=8, help="number of rows (core.make_tasks)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--style", default="gymnasium", choices=STYLES)

@@ -9,6 +9,7 @@ gives up never says so).
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 import weakref
 from collections.abc import Callable, Mapping
@@ -17,6 +18,7 @@ from typing import Any, TypeVar
 from adapters.nemo_gym.limits import DEFAULT_MAX_BODY_BYTES, BodyLimitMiddleware
 from adapters.nemo_gym.rows import DONE_HEADER
 from core.episode import Episode, EpisodeFinishedError
+from core.metrics import RATE_KEYS, outcome_rates
 from core.tasks import Task, TaskError
 
 try:
@@ -34,7 +36,7 @@ try:
     from nemo_gym.openai_utils import NeMoGymResponse
     from nemo_gym.server_utils import SESSION_ID_KEY, ServerClient
     from omegaconf import OmegaConf
-    from pydantic import BaseModel, ConfigDict, Field
+    from pydantic import ConfigDict, Field
     from resources_servers.gymnasium import GymnasiumServer, extract_text
     from starlette.concurrency import run_in_threadpool
 except ImportError as e:  # pragma: no cover - exercised only without the extra
@@ -103,6 +105,27 @@ async def _aggregate(aggregate: Any, body: AggregateMetricsRequest) -> Aggregate
         ) from exc
 
 
+def _trajectory(rollout: Mapping[str, Any]) -> Any:
+    """A verify response's trajectory: top level (tools ``/verify``) or in the final
+    ``info`` (the gymnasium agent's ``/run`` answer)."""
+    trajectory = rollout.get("trajectory")
+    return (rollout.get("info") or {}).get("trajectory") if trajectory is None else trajectory
+
+
+class GameMetrics:
+    """NeMo Gym's metric hooks for both servers (``/aggregate_metrics``, which its
+    agents and ``ng_collect_rollouts`` call): core's outcome rates over the games."""
+
+    # rosetta: metrics: `compute_metrics(tasks)` / `get_key_metrics`: core's `outcome_rates` (win, draw, loss, invalid-move, format-error rates) in `/aggregate_metrics`
+    def compute_metrics(self, tasks: list[list[dict[str, Any]]]) -> dict[str, Any]:
+        trajectories = [t for rollouts in tasks for r in rollouts if (t := _trajectory(r))]
+        return outcome_rates(trajectories)
+
+    def get_key_metrics(self, agent_metrics: dict[str, Any]) -> dict[str, Any]:
+        means = {k: v for k, v in agent_metrics.items() if k.startswith("mean/")}
+        return {**means, **{k: agent_metrics[k] for k in RATE_KEYS if k in agent_metrics}}
+
+
 def _limits(app: FastAPI, config: GameServerConfig, store: dict[str, Any]) -> FastAPI:
     """The body limit (413) and lone-surrogate check (400), and ``GET /sessions``:
     read-only, the live (unexpired) games, the games held in memory (expired ones are
@@ -156,7 +179,7 @@ def _end_info(episode: Episode, info: dict[str, Any]) -> dict[str, Any]:
     return {**info, "trajectory": episode.to_dict()} if episode.done else info
 
 
-class GameGymnasiumServer(GymnasiumServer):
+class GameGymnasiumServer(GameMetrics, GymnasiumServer):
     """``/reset`` starts the row's task; ``/step`` plays the model's text reply."""
 
     config: GameServerConfig
@@ -180,20 +203,52 @@ class GameGymnasiumServer(GymnasiumServer):
     # rosetta: observation: gymnasium: the observation string (the agent appends it as a user message)
     # rosetta: reward: gymnasium: `reward` of the last `/step` (the agent sums them)
     # rosetta: termination: gymnasium: `terminated` = `done`
-    # rosetta: truncation: gymnasium: `truncated` is always `False`: core's turn cap is a settled end
+    # rosetta: truncation: gymnasium: the agent's `max_steps` reached: core settles the game on that step (`truncated=True`, the settled reward)
     async def step(
         self, action: NeMoGymResponse, metadata: dict, session_id: str | None = None
     ) -> tuple[str, float, bool, bool, dict]:
         episode = _episode(self.session_state, session_id, self.config.session_ttl_seconds)
         result = await _play(episode, episode.step, extract_text(action))
-        # Finished sessions are closed by GymnasiumServer itself (terminated=True).
+        cap = agent_max_steps(metadata, self.server_client)
+        truncated = False
+        if not result.done and cap is not None and len(episode.events) >= cap:
+            # The agent stops after this step (its max_steps): settle now, or the
+            # game would end unscored (reward 0) with the session left open.
+            result = await _play(episode, episode.settle)
+            truncated = True
+        # Finished sessions are closed by GymnasiumServer itself (terminated or truncated).
         return (
             result.observation,
             result.reward,
-            result.done,
-            False,
+            result.done and not truncated,
+            truncated,
             _end_info(episode, result.info),
         )
+
+
+MAX_STEPS_KEY = "gamebridge_max_steps"
+"""The row field through which gamebridge's agent (``adapters.nemo_gym.agent``) tells
+the server its ``max_steps``."""
+
+
+def agent_max_steps(metadata: Mapping[str, Any], client: Any = None) -> int | None:
+    """The ``max_steps`` of the agent playing this row: the row's ``gamebridge_max_steps``
+    (set by ``adapters.nemo_gym.agent``), else the config of the agent the row names
+    (``agent_ref``, as ``ng_collect_rollouts`` sends it) in NeMo Gym's global config;
+    ``None`` when neither says."""
+    cap = metadata.get(MAX_STEPS_KEY)
+    if isinstance(cap, int) and not isinstance(cap, bool) and cap >= 1:
+        return cap
+    ref = metadata.get("agent_ref")
+    config = getattr(client, "global_config_dict", None)
+    if not isinstance(ref, Mapping) or config is None or ref.get("name") not in config:
+        return None
+    for agents in dict(config[ref["name"]]).values():  # {"responses_api_agents": {dir: cfg}}
+        for agent in dict(agents).values():
+            steps = dict(agent).get("max_steps")
+            if isinstance(steps, int) and steps >= 1:
+                return steps
+    return None
 
 
 class SeedRequest(BaseSeedSessionRequest):
@@ -203,10 +258,6 @@ class SeedRequest(BaseSeedSessionRequest):
 class SeedResponse(BaseSeedSessionResponse):
     observation: str
     task: dict
-
-
-class MakeMoveRequest(BaseModel):
-    move: Any = None
 
 
 class VerifyRequest(BaseVerifyRequest):
@@ -220,7 +271,7 @@ class VerifyResponse(BaseVerifyResponse):
     trajectory: dict
 
 
-class GameToolsServer(SimpleResourcesServer):
+class GameToolsServer(GameMetrics, SimpleResourcesServer):
     """``/seed_session`` starts the task, ``/make_move`` is the tool, ``/verify`` scores."""
 
     config: GameServerConfig
@@ -244,13 +295,18 @@ class GameToolsServer(SimpleResourcesServer):
         return SeedResponse(observation=observation, task=episode.task.to_dict())
 
     # rosetta: step: tools: the `POST /make_move` tool
-    # rosetta: action: tools: the `make_move(move)` argument
+    # rosetta: action: tools: the call's raw JSON arguments, the request body (core judges them: `Episode.step_tool`)
     # rosetta: observation: tools: the tool's plain-text reply (`x-gamebridge-done` header)
-    async def make_move(self, request: Request, body: MakeMoveRequest) -> PlainTextResponse:
+    async def make_move(self, request: Request) -> PlainTextResponse:
+        """The agent posts the call's decoded arguments as the body, whatever the
+        model wrote (a number, a list, an object without ``move``): they go to core
+        unchanged (no pydantic model that would refuse them first). An empty body is
+        JSON ``null`` (the agent's HTTP client sends none for ``json=None``)."""
         ttl = self.config.session_ttl_seconds
         episode = _episode(self.sessions, request.session[SESSION_ID_KEY], ttl)
+        arguments = await _arguments(request)
         try:
-            result = await _play(episode, episode.step_move, body.move)
+            result = await _play(episode, episode.step_tool, arguments)
         except EpisodeFinishedError as exc:
             return PlainTextResponse(str(exc), status_code=409, headers={DONE_HEADER: "1"})
         return PlainTextResponse(result.observation, headers={DONE_HEADER: str(int(result.done))})
@@ -262,7 +318,7 @@ class GameToolsServer(SimpleResourcesServer):
         episode = _episode(self.sessions, request.session[SESSION_ID_KEY], ttl)
         self.sessions.pop(str(request.session[SESSION_ID_KEY]), None)  # verified: released
         if not episode.done:
-            episode = await _play(episode, _settle, episode, body.response)
+            episode = await _play(episode, _settle, episode)
         breakdown = episode.reward().to_dict()
         return VerifyResponse(
             **body.model_dump(),
@@ -273,20 +329,26 @@ class GameToolsServer(SimpleResourcesServer):
         )
 
 
-# rosetta: truncation: tools: a model that stops early is settled by core (`Episode.settle`)
-def _settle(episode: Episode, response: NeMoGymResponse) -> Episode:
-    """The model stopped calling ``make_move`` before the game ended (the model
-    decides when to stop in NeMo Gym). Its closing text is its last reply, judged
-    as core judges any text reply; if the game still goes on, it ends there as the
-    task's turn cap (``Episode.settle``: a settled end, scored by the rubric)."""
-    output = list(response.output)
-    start = len(output)  # the closing messages: after the last tool call or tool output
-    while start > 0 and output[start - 1].type in ("message", "reasoning"):
-        start -= 1
-    text = extract_text(response.model_copy(update={"output": output[start:]}))
-    episode.step(text)
-    if not episode.done:
-        episode.settle()
+async def _arguments(request: Request) -> Any:
+    body = await request.body()
+    if not body.strip():
+        return None
+    try:
+        return json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise HTTPException(
+            status_code=400, detail=f"the body must be the tool call's JSON arguments ({exc})"
+        ) from exc
+
+
+# rosetta: truncation: tools: the model stops calling the tool, or the agent's `max_steps` cuts it: `/verify` settles the game (`Episode.settle`)
+def _settle(episode: Episode) -> Episode:
+    """The agent stopped before the game ended: the model answered without a tool
+    call (its closing text is not a move: a tool-mode game is played by tool
+    calls, as in TRL), or the agent's own cap (``max_steps``, a token limit) ended
+    the loop. Either way core settles the game (``Episode.settle``: a loss by
+    default, never better than playing on) and ``/verify`` reports that reward."""
+    episode.settle()
     return episode
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from core import list_games
+from core.games import game_arg
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -13,7 +13,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--game",
         default="tictactoe",
-        choices=list_games(),
+        type=game_arg,
         help="the game reset() plays when it gets no task row",
     )
     parser.add_argument("--host", default="127.0.0.1")
@@ -34,9 +34,12 @@ def main(argv: list[str] | None = None) -> None:
         "--max-body-bytes",
         type=int,
         default=16 * 1024 * 1024,
-        help="largest HTTP body (413 above) and WebSocket message (close 1009)",
+        help="largest HTTP body (413 above) and WebSocket message (an error reply above)",
     )
     args = parser.parse_args(argv)
+    from adapters._lifeline import watch
+
+    watch()  # stop with the process that started us, however it ends
 
     import uvicorn
 
@@ -45,8 +48,14 @@ def main(argv: list[str] | None = None) -> None:
     app = create_game_app(
         args.game, args.max_sessions, args.session_timeout or None, args.max_body_bytes
     )
+    from adapters.openenv.limits import WS_HARD_LIMIT_FACTOR
+
     uvicorn.run(
-        app, host=args.host, port=args.port, log_level="warning", ws_max_size=args.max_body_bytes
+        app,
+        host=args.host,
+        port=args.port,
+        log_level="warning",
+        ws_max_size=args.max_body_bytes * WS_HARD_LIMIT_FACTOR,
     )
 
 

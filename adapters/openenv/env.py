@@ -1,40 +1,40 @@
-"""core.Episode in OpenEnv's vocabulary: typed Action / Observation / State, an
-``Environment`` (one Episode per WebSocket session), the FastAPI app and an
-``EnvClient``. Every game is served: ``reset(task=row)`` names it (or
-``reset(seed=..., **fields)`` with the server's default game)."""
+"""core.Episode in OpenEnv's vocabulary: an ``Environment`` (one Episode per
+WebSocket session) with the ``make_move`` MCP tool and real ``/metadata``, and the
+FastAPI app (the typed messages are in ``models``, the client in ``client``). Every
+game is served: ``reset(task=row)`` names it (or ``reset(seed=..., **fields)`` with
+the server's default game)."""
 
 from __future__ import annotations
 
-import functools
+import inspect
+import sys
 import uuid
+from importlib import metadata
 from typing import Any
 
 try:
     from fastapi import Request
     from fastapi.responses import JSONResponse
-    from openenv.core.client_types import StepResult
-    from openenv.core.env_client import EnvClient
-    from openenv.core.env_server import (
-        Action,
-        ConcurrencyConfig,
-        Environment,
-        Observation,
-        State,
-        create_app,
-    )
-    from pydantic import Field, model_validator
-    from pydantic_core import PydanticCustomError
+    from fastmcp import FastMCP
+    from fastmcp.tools import Tool
+    from openenv.core.env_server import ConcurrencyConfig, Environment, create_app
+    from openenv.core.env_server.types import EnvironmentMetadata
 except ImportError as e:  # pragma: no cover - exercised only without the extra
     raise ImportError(
         "adapters.openenv needs openenv-core 0.3; install with: pip install -e '.[openenv]'"
     ) from e
 
+from adapters.openenv.client import GameEnvClient
 from adapters.openenv.limits import DEFAULT_MAX_BODY_BYTES, BodyLimitMiddleware
-from core import Episode, EpisodeNotStartedError, Task
+from adapters.openenv.models import GameAction, GameObservation, GameState
+from core import Episode, EpisodeNotStartedError, Task, make_game
 from core.episode import EpisodeError
+from core.prompts import TOOL_NAME, tool_schema
 from core.tasks import TaskError
 
 DEFAULT_SESSION_TIMEOUT_S = 1800.0
+ENV_NAME = "gamebridge"
+"""The environment's name (``openenv.yaml``, the web interface's title)."""
 """Idle seconds before the server closes a WebSocket session's game (OpenEnv's default: never)."""
 
 
@@ -52,58 +52,22 @@ class NotUnicodeError(ValueError):
     before it reaches the game (HTTP bodies get a 400 from ``BodyLimitMiddleware``)."""
 
 
-def _unicode(text: str | None) -> str | None:
-    if text is not None:
+def _unicode(value: Any) -> Any:
+    """``value`` unchanged, unless a string in it holds a lone surrogate."""
+    if isinstance(value, str):
         try:
-            text.encode("utf-8")
+            value.encode("utf-8")
         except UnicodeEncodeError as exc:
             raise NotUnicodeError(
                 f"the action holds a lone UTF-16 surrogate at index {exc.start}: not Unicode"
             ) from None
-    return text
-
-
-# rosetta: action: `GameAction(reply=text)` or `GameAction(move=...)` (a tool call's argument)
-class GameAction(Action):
-    """The model's reply text (``<move>..</move>``), or a structured ``move`` (a tool
-    call's argument); exactly one."""
-
-    reply: str | None = None
-    move: str | None = None
-
-    @model_validator(mode="after")
-    def _one_of(self) -> GameAction:
-        if (self.reply is None) == (self.move is None):
-            # PydanticCustomError, not ValueError: OpenEnv's WebSocket error reply must
-            # serialise the validation error (a ValueError in its ctx closed the session).
-            raise PydanticCustomError(
-                "one_of", "a GameAction carries exactly one of `reply` and `move`"
-            )
-        return self
-
-
-# rosetta: observation: `GameObservation`: `text`, `legal_moves`, `info`, `done`, `reward`
-class GameObservation(Observation):
-    """What the model reads next, plus ``done``/``reward`` (the rubric total at the
-    end); ``reward_breakdown`` is set on the final observation only."""
-
-    text: str = ""
-    legal_moves: list[str] | None = None
-    """In the game's notation; ``None`` where the game does not list them (Wordle)."""
-    info: dict[str, Any] = Field(default_factory=dict)
-    """``StepResult.info`` (valid, error, move, opponent_move, turn, ...)."""
-    reward_breakdown: dict[str, Any] | None = None
-    system_prompt: str | None = None
-    """The system prompt, on the reset observation only."""
-    tools: list[dict[str, Any]] | None = None
-    """With ``reset(tools=True)``: the ``make_move`` tool schema (reset observation only)."""
-
-
-class GameState(State):
-    """``episode_id``, ``step_count`` (model replies), the task row and the trajectory."""
-
-    task: dict[str, Any] | None = None
-    trajectory: dict[str, Any] | None = None
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _unicode(key), _unicode(item)
+    elif isinstance(value, list):
+        for item in value:
+            _unicode(item)
+    return value
 
 
 class GameEnvironment(Environment[GameAction, GameObservation, GameState]):
@@ -118,9 +82,47 @@ class GameEnvironment(Environment[GameAction, GameObservation, GameState]):
         self.episode: Episode | None = None
         self.episode_id: str | None = None
         self.closed = False
+        self.mcp_server = self._tools(game)
         self._live = live  # the app's open environments (GET /sessions counts them)
         if live is not None:
             live.add(self)
+
+    # rosetta: tools: MCP: `/mcp` and the `/ws` `mcp` message list and call `make_move` (core's schema) on the session's game
+    def _tools(self, game: str) -> Any:
+        """The MCP server OpenEnv's ``/mcp`` routes read (``tools/list``, ``tools/call``):
+        one tool, ``make_move``, with core's schema for ``game``."""
+        function = tool_schema(make_game(game))["function"]
+        tool = Tool.from_function(
+            self._make_move, name=TOOL_NAME, description=function["description"]
+        )
+        server = FastMCP("gamebridge")
+        server.add_tool(tool.model_copy(update={"parameters": function["parameters"]}))
+        return server
+
+    def _make_move(self, move: str) -> str:
+        """The ``make_move`` tool: play ``move`` in this session's game; the next observation."""
+        self._check_open()
+        if self.episode is None:
+            raise EpisodeNotStartedError(
+                "no game in this session: start one with reset (OpenEnv's /ws session), "
+                "then play it with make_move over MCP"
+            )
+        if self.episode.done:
+            return self.episode.observation
+        return self.episode.step_move(move).observation
+
+    # rosetta: packaging: `GET /metadata` (`get_metadata()`: the game's name, rules, module doc); `openenv.yaml` + `server/Dockerfile` at the repo root (`server.app:app`)
+    def get_metadata(self) -> EnvironmentMetadata:
+        game = make_game(self.default_game if self.episode is None else self.episode.task.game)
+        spec = game.spec
+        return EnvironmentMetadata(
+            name=f"gamebridge-{spec.name}",
+            description=f"{spec.title} against gamebridge's built-in opponent, one game "
+            f"per session (any core game by reset(task=...)). {spec.rules}",
+            readme_content=inspect.getdoc(sys.modules[type(game).__module__]),
+            version=_version(),
+            documentation_url="docs/openenv.md",
+        )
 
     def close(self) -> None:
         """OpenEnv calls this on disconnect and when the idle reaper expires the session:
@@ -160,6 +162,8 @@ class GameEnvironment(Environment[GameAction, GameObservation, GameState]):
             else {"game": self.default_game, **({} if seed is None else {"seed": seed}), **fields}
         )
         self.episode = Episode(Task.from_dict(row))  # strict: an unknown field is an error
+        if self.episode.task.game != self.default_game:
+            self.mcp_server = self._tools(self.episode.task.game)  # that game's examples
         self.episode_id = episode_id or uuid.uuid4().hex
         obs = self._observe(self.episode, self.episode.reset(), {})
         ep = self.episode
@@ -174,10 +178,12 @@ class GameEnvironment(Environment[GameAction, GameObservation, GameState]):
         self._check_open()
         if self.episode is None:
             raise EpisodeNotStartedError("call reset() before step()")
-        reply, move = _unicode(action.reply), _unicode(action.move)
-        result = (
-            self.episode.step(reply) if reply is not None else self.episode.step_move(str(move))
-        )
+        if action.stop:
+            result = self.episode.settle()
+        elif action.reply is not None:
+            result = self.episode.step(_unicode(action.reply))
+        else:
+            result = self.episode.step_tool(_unicode(action.tool_arguments()))
         return self._observe(self.episode, result.observation, result.info, result.reward)
 
     # rosetta: reward: `obs.reward` (the total, on the final observation) and `obs.reward_breakdown`
@@ -230,10 +236,17 @@ def create_game_app(
     checks every ``max(timeout / 4, 5)`` s). HTTP bodies over ``max_body_bytes`` get a
     413; core's typed errors on the stateless HTTP routes get a 4xx, not a 500."""
     live: set[GameEnvironment] = set()
-    factory = functools.partial(GameEnvironment, game=game, live=live)
+
+    def factory() -> GameEnvironment:  # a function, not a partial: the web interface calls it
+        return GameEnvironment(game=game, live=live)
+
     config = ConcurrencyConfig(max_concurrent_envs=max_sessions, session_timeout=session_timeout_s)
-    app = create_app(factory, GameAction, GameObservation, concurrency_config=config)
-    app.add_middleware(BodyLimitMiddleware, max_body_bytes=max_body_bytes)
+    app = create_app(
+        factory, GameAction, GameObservation, env_name=ENV_NAME, concurrency_config=config
+    )
+    app.add_middleware(
+        BodyLimitMiddleware, max_body_bytes=max_body_bytes, idle_timeout=session_timeout_s
+    )
 
     async def task_error(_: Request, exc: Exception) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=422)
@@ -254,20 +267,18 @@ def create_game_app(
     return app
 
 
-# rosetta: rollout: the client loops `reset()` / `step(GameAction)` until `done` (rollouts/drivers/openenv.py)
-class GameEnvClient(EnvClient[GameAction, GameObservation, GameState]):
-    """The WebSocket client (async; ``.sync()`` for a blocking one)."""
+def _version() -> str:
+    try:
+        return metadata.version("gamebridge")
+    except metadata.PackageNotFoundError:  # run from a source tree without installing
+        return "0+unknown"
 
-    def _step_payload(self, action: GameAction) -> dict[str, Any]:
-        return action.model_dump(exclude_none=True)
 
-    def _parse_result(self, payload: dict[str, Any]) -> StepResult[GameObservation]:
-        obs = GameObservation(
-            **payload.get("observation", {}),
-            done=payload.get("done", False),
-            reward=payload.get("reward"),
-        )
-        return StepResult(observation=obs, reward=obs.reward, done=obs.done)
-
-    def _parse_state(self, payload: dict[str, Any]) -> GameState:
-        return GameState(**payload)
+__all__ = [
+    "GameAction",
+    "GameEnvClient",
+    "GameEnvironment",
+    "GameObservation",
+    "GameState",
+    "create_game_app",
+]

@@ -13,16 +13,17 @@ A SkyRL dataset row is ``{"prompt": [...], "env_class": "gamebridge", "task": {.
 ``extras``. The env builds the conversation itself from core, so the row's
 prompt is only what SkyRL's tokenizer checks see.
 
-SkyRL's generator puts its ``max_turns`` in ``extras``. A game must end
-itself: when that cap is below the task's own turn limit, the task's
-``max_turns`` is lowered to it, so core ends the game at the cap as a settled
-turn-cap end (``turn_cap_result``), never a silent cut. Keep
-``generator.max_turns`` at or above the task's limit to play whole games.
+SkyRL's generator puts its ``max_turns`` in ``extras`` and stops after that
+many turns. A game must end itself: when the cap is reached before the game
+ends, the env settles it on that step (core's ``Episode.settle``: termination
+``stopped``, scored as ``turn_cap_result``, a loss by default) and returns
+``done`` with the settled reward, never a silent cut. The task itself is left
+as the row gives it. Keep ``generator.max_turns`` at or above the task's limit
+to play whole games.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -39,20 +40,16 @@ except ImportError as e:  # pragma: no cover - exercised only without the extra
     ) from e
 
 
-# rosetta: truncation: SkyRL's `max_turns` lowers the task's turn cap: core settles it (`turn_cap_result`)
-def task_from_extras(extras: Mapping[str, Any]) -> Task:
-    """The task in a row's ``task`` column (or the row's own task fields), capped
-    at SkyRL's ``max_turns`` when that is lower than the task's limit."""
+def task_from_extras(extras: Mapping[str, Any], env_config: Any = None) -> Task:
+    """The task in a row's ``task`` column (or the row's own task fields), its unset
+    fields taken from ``env_config`` (SkyRL's ``environment.skyrl_gym.gamebridge``)."""
     raw = extras.get("task")
-    task = (
-        Task.from_dict(raw)
-        if isinstance(raw, Mapping)
-        else Task.from_dict({k: v for k, v in extras.items() if k != "max_turns"}, strict=False)
+    defaults = dict(env_config or {})
+    if isinstance(raw, Mapping):
+        return Task.from_dict(raw, defaults=defaults)
+    return Task.from_dict(
+        {k: v for k, v in extras.items() if k != "max_turns"}, strict=False, defaults=defaults
     )
-    cap = extras.get("max_turns")
-    if cap is not None and int(cap) < task.turn_limit():
-        task = dataclasses.replace(task, max_turns=int(cap))
-    return task
 
 
 # rosetta: rollout: SkyRL's generator calls `init`, then `step` per turn (rollouts/drivers/skyrl_gym.py)
@@ -61,10 +58,14 @@ class GameTextEnv(BaseTextEnv):  # type: ignore[misc]  # skyrl_gym ships no type
     """One game of the task in ``extras``; the model's text replies are the actions."""
 
     # rosetta: session: one env per trajectory: `__init__(env_config, extras)`, extras = the dataset row
+    # rosetta: config: `env_config` (YAML `environment.skyrl_gym.gamebridge.*`): defaults for the fields a row's task leaves unset
     def __init__(self, env_config: Any = None, extras: Mapping[str, Any] | None = None) -> None:
         super().__init__()
-        self.episode = Episode(task_from_extras(extras or {}))
-        self.max_turns = self.episode.task.turn_limit()
+        extras = extras or {}
+        self.episode = Episode(task_from_extras(extras, env_config))
+        cap = extras.get("max_turns")
+        # SkyRL's generator cap (its own turn count); the game's own limit otherwise.
+        self.max_turns = int(cap) if cap is not None else self.episode.task.turn_limit()
 
     # rosetta: reset: `init(prompt) -> (messages, info)`: system prompt + first observation
     def init(self, prompt: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -82,6 +83,9 @@ class GameTextEnv(BaseTextEnv):  # type: ignore[misc]  # skyrl_gym ships no type
     def step(self, action: str) -> BaseTextEnvStepOutput:
         result = self.episode.step(action)
         self.turns += 1
+        # rosetta: truncation: SkyRL's `max_turns` reached: core settles the game on that step (`Episode.settle`)
+        if not result.done and self.turns >= self.max_turns:
+            result = self.episode.settle()
         metadata = dict(result.info)
         if result.done:
             # rosetta: state: the env holds the Episode; `metadata["trajectory"]` on the last step
@@ -121,11 +125,16 @@ def register(env_id: str = ENV_ID) -> None:
         skyrl_gym.register(id=env_id, entry_point=GameTextEnv)
 
 
-def make_row(task: Task | Mapping[str, Any], env_id: str = ENV_ID) -> dict[str, Any]:
-    """A SkyRL dataset row for ``task`` (prompt = the conversation ``init`` returns)."""
-    episode = Episode(task)
+def make_row(
+    task: Task | Mapping[str, Any], env_id: str = ENV_ID, env_config: Any = None
+) -> dict[str, Any]:
+    """A SkyRL dataset row for ``task`` (prompt = the conversation ``init`` returns).
+    A ``Task`` is written whole; a dict only with the fields it sets, so the rest
+    come from ``env_config`` at training time (pass the same one here)."""
+    written = dict(task) if isinstance(task, Mapping) else task.to_dict()
+    episode = Episode(task_from_extras({"task": written}, env_config))
     prompt = [
         {"role": "system", "content": episode.system_prompt},
         {"role": "user", "content": episode.reset()},
     ]
-    return {"prompt": prompt, "env_class": env_id, "task": episode.task.to_dict()}
+    return {"prompt": prompt, "env_class": env_id, "task": written}

@@ -2,7 +2,9 @@
 
 * ``environment_factory``: :class:`GameEnvironment` / :func:`environment_class`
   (tool calls to ``make_move``; ``get_reward`` is the rubric total), with
-  ``make_dataset(tasks, tools=True)``.
+  ``make_dataset(tasks, tools=True)``; several games in one run (TRL's
+  multi-environment mode): ``environment_factories(games)`` and
+  ``make_dataset(tasks, environment=True)``.
 * ``rollout_func``: :class:`TextRollout` (``<move>`` tags, generation with the
   trainer's model), with ``make_dataset(tasks, tools=False)``.
 * :func:`reward_functions` / :func:`reward_weights`: one reward column per core
@@ -12,11 +14,13 @@ This package imports neither torch nor TRL at import time. See docs/trl.md.
 """
 
 from adapters.trl.environment import (
+    ENVIRONMENT_COLUMN,
     TASK_KEY,
     EnvironmentNotResetError,
     GameEnvironment,
     dataset_rows,
     environment_class,
+    environment_factories,
     make_dataset,
     prompt_messages,
     settle,
@@ -35,6 +39,7 @@ from adapters.trl.rollout import TextRollout, rollout_func
 
 __all__ = [
     "COMPONENTS",
+    "ENVIRONMENT_COLUMN",
     "TASK_KEY",
     "EnvironmentNotResetError",
     "GameEnvironment",
@@ -42,6 +47,7 @@ __all__ = [
     "component_key",
     "dataset_rows",
     "environment_class",
+    "environment_factories",
     "make_dataset",
     "prompt_messages",
     "reward_format",

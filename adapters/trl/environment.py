@@ -18,7 +18,8 @@ default task's game (Tic-Tac-Toe) examples, so train other games with
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import inspect
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from core.episode import Episode
@@ -40,6 +41,22 @@ def _tool_doc(examples: Iterable[str]) -> str:
     core's ``make_move`` schema."""
     argument = TOOL_ARGUMENT_DESCRIPTION.format(examples=", ".join(examples))
     return f"{TOOL_DESCRIPTION}\n\nArgs:\n    move: {argument}\n"
+
+
+_SELF = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+_MOVE = inspect.Parameter("move", inspect.Parameter.KEYWORD_ONLY, annotation=str)
+
+
+def _as_tool(func: Callable[..., Any], examples: Iterable[str]) -> Callable[..., Any]:
+    """``func(self, **arguments)`` dressed as ``make_move(self, move: str)`` for
+    transformers' ``get_json_schema`` (the schema TRL shows the model), while the
+    call itself takes any keyword arguments: TRL calls ``tool(**arguments)``, and
+    core, not a Python signature, judges a missing ``move`` or an extra key (a
+    TypeError would be a free tool error, no game event, no penalty)."""
+    func.__signature__ = inspect.Signature([_SELF, _MOVE])  # type: ignore[attr-defined]
+    func.__annotations__ = {"move": str}
+    func.__doc__ = _tool_doc(examples)
+    return func
 
 
 # rosetta: termination: the game ends in core; a model that stops early is settled by core (`Episode.settle`)
@@ -83,15 +100,15 @@ class GameEnvironment:
     # rosetta: step: factory: the `make_move` tool
     # rosetta: action: factory: a `make_move(move)` tool call
     # rosetta: observation: factory: the tool's return string
-    def make_move(self, move: str):  # type: ignore[no-untyped-def]  # no return hint: core's schema has none
-        # The docstring is set below from core.prompts (it is the tool description).
+    def make_move(self, **arguments):  # type: ignore[no-untyped-def]  # no return hint: core's schema has none
+        # The signature and docstring the model sees are set below (_as_tool, core.prompts).
+        # The arguments go to core as TRL decoded them: core judges their shape.
         episode = self._require()
         if episode.done:
             return episode.observation
-        # str() as the reference core driver does: a number argument is a move text too.
-        return episode.step_move(str(move)).observation
+        return episode.step_tool(arguments).observation
 
-    make_move.__doc__ = _tool_doc(make_game(Task().game).spec.move_examples)
+    make_move = _as_tool(make_move, make_game(Task().game).spec.move_examples)
 
     # rosetta: reward: factory: `get_reward()`, the rubric total
     def get_reward(self) -> float:
@@ -120,10 +137,10 @@ def environment_class(game: str) -> type[GameEnvironment]:
     if game not in _CLASSES:
         spec = make_game(game).spec
 
-        def make_move(self, move: str):  # type: ignore[no-untyped-def]  # get_json_schema reads every hint
-            return GameEnvironment.make_move(self, move)  # type: ignore[arg-type]
+        def make_move(self, **arguments):  # type: ignore[no-untyped-def]  # get_json_schema reads every hint
+            return GameEnvironment.make_move(self, **arguments)
 
-        make_move.__doc__ = _tool_doc(spec.move_examples)
+        make_move = _as_tool(make_move, spec.move_examples)
         name = f"GameEnvironment_{game}"
         _CLASSES[game] = type(
             name,
@@ -135,6 +152,18 @@ def environment_class(game: str) -> type[GameEnvironment]:
             },
         )
     return _CLASSES[game]
+
+
+ENVIRONMENT_COLUMN = "environment"
+"""TRL's multi-environment mode: the column naming each row's environment."""
+
+
+# rosetta: config: multi-environment: `environment_factory=environment_factories(games)` (a dict) and an `environment` column naming each row's game
+def environment_factories(games: Iterable[str]) -> dict[str, type[GameEnvironment]]:
+    """TRL's multi-environment mode: ``environment_factory=`` this dict (one
+    :func:`environment_class` per game, so each row's prompt shows its own game's
+    tool schema), with rows from ``dataset_rows(tasks, environment=True)``."""
+    return {game: environment_class(game) for game in dict.fromkeys(games)}
 
 
 def prompt_messages(task: Task, *, tools: bool) -> list[dict[str, str]]:
@@ -164,17 +193,22 @@ def prompt_messages(task: Task, *, tools: bool) -> list[dict[str, str]]:
 
 
 def dataset_rows(
-    tasks: Iterable[Task | Mapping[str, Any]], *, tools: bool = True
+    tasks: Iterable[Task | Mapping[str, Any]], *, tools: bool = True, environment: bool = False
 ) -> list[dict[str, Any]]:
-    """Rows for ``GRPOTrainer``: every task field plus ``prompt`` (see :func:`prompt_messages`)."""
+    """Rows for ``GRPOTrainer``: every task field plus ``prompt`` (see
+    :func:`prompt_messages`); ``environment``: plus the ``environment`` column
+    (the game) of TRL's multi-environment mode (:func:`environment_factories`)."""
     rows = []
     for t in tasks:
         task = Task.from_dict(t)
-        rows.append({**task.to_dict(), "prompt": prompt_messages(task, tools=tools)})
+        row = {**task.to_dict(), "prompt": prompt_messages(task, tools=tools)}
+        rows.append({**row, ENVIRONMENT_COLUMN: task.game} if environment else row)
     return rows
 
 
-def make_dataset(tasks: Iterable[Task | Mapping[str, Any]], *, tools: bool = True) -> Any:
+def make_dataset(
+    tasks: Iterable[Task | Mapping[str, Any]], *, tools: bool = True, environment: bool = False
+) -> Any:
     """:func:`dataset_rows` as a ``datasets.Dataset``."""
     try:
         import datasets
@@ -182,18 +216,20 @@ def make_dataset(tasks: Iterable[Task | Mapping[str, Any]], *, tools: bool = Tru
         raise ImportError(
             "make_dataset needs datasets; install with: pip install -e '.[trl]'"
         ) from e
-    rows = dataset_rows(tasks, tools=tools)
+    rows = dataset_rows(tasks, tools=tools, environment=environment)
     # Arrow wants one type per column: max_turns is None or int across rows.
     return datasets.Dataset.from_list(rows)
 
 
 __all__ = [
+    "ENVIRONMENT_COLUMN",
     "STAT_KEYS",
     "TASK_KEY",
     "EnvironmentNotResetError",
     "GameEnvironment",
     "dataset_rows",
     "environment_class",
+    "environment_factories",
     "episode_stats",
     "make_dataset",
     "prompt_messages",

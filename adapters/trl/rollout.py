@@ -13,7 +13,16 @@ batched together:
     env_mask        = 1 on the model's reply tokens, 0 on observation tokens
 
 Ids are concatenated, never re-tokenized, so the trainer scores exactly the
-tokens the model conditioned on. The game loop is ``core.Episode.step`` only;
+tokens the model conditioned on.
+
+``history="none"`` plays the same games with a context of one decision: each
+reply is generated from the current observation alone as one user turn (no
+system prompt, no earlier turns; the prompt format of ``gamebridge train
+recipe``). A game is then not one token sequence, so each game's training
+sample is one of its decisions, drawn uniformly (seeded by the task and the
+sample's place in the batch): ``prompt_ids`` that decision's context,
+``completion_ids`` its reply, scored with the whole game's reward (an
+unbiased, if noisier, estimate of the per-decision policy gradient). The game loop is ``core.Episode.step`` only;
 the extra keys carry core's reward components (``component_key(name)``) and a
 few episode statistics for logging.
 """
@@ -73,6 +82,8 @@ class Played:
     prompt_ids: list[list[int]]
     completion_ids: list[list[int]]
     env_mask: list[list[int]]
+    decisions: list[list[tuple[list[int], list[int]]]] | None = None
+    """``history="none"``: every (context, reply) token pair of each game."""
 
 
 # rosetta: transport: in-process (the trainer's own model)
@@ -103,8 +114,13 @@ class TextRollout:
     ``last_episodes`` keeps the batch's finished episodes for inspection.
     """
 
-    def __init__(self, max_new_tokens: int = 32) -> None:
+    HISTORIES = ("game", "none")
+
+    def __init__(self, max_new_tokens: int = 32, history: str = "game") -> None:
+        if history not in self.HISTORIES:
+            raise ValueError(f"history must be one of {self.HISTORIES}, not {history!r}")
         self.max_new_tokens = max_new_tokens
+        self.history = history
         self.last_episodes: list[Episode] = []
 
     def __call__(self, prompts: list[list[dict[str, Any]]], trainer: Any) -> dict[str, Any]:
@@ -117,6 +133,8 @@ class TextRollout:
             trainer.max_completion_length,
         )
         self.last_episodes = played.episodes
+        if played.decisions is not None:
+            played = self.one_decision_each(played)
         out: dict[str, Any] = {
             "prompt_ids": played.prompt_ids,
             "completion_ids": played.completion_ids,
@@ -159,6 +177,68 @@ class TextRollout:
             replies.append(row if cut is None else row[: cut + 1])
         return replies
 
+    @staticmethod
+    def one_decision_each(played: Played) -> Played:
+        """Each game's training sample: one of its decisions, uniformly drawn
+        (seeded by the task seed and the game's place in the batch)."""
+        from core.rng import derive_rng
+
+        prompts, completions = [], []
+        for i, (ep, decisions) in enumerate(
+            zip(played.episodes, played.decisions or [], strict=True)
+        ):
+            context, reply = derive_rng(ep.task.seed, "decision", i).choice(decisions)
+            prompts.append(context)
+            completions.append(reply)
+        return Played(played.episodes, prompts, completions, [[1] * len(c) for c in completions])
+
+    def decision_prompt(self, tokenizer: Any, observation: str) -> list[int]:
+        """The one-decision context: the observation as the only user turn."""
+        return list(
+            tokenizer.apply_chat_template(
+                [{"role": "user", "content": observation}],
+                tokenize=True,
+                add_generation_prompt=True,
+                return_dict=False,
+            )
+        )
+
+    def play_decisions(
+        self,
+        model: Any,
+        tokenizer: Any,
+        tasks: Sequence[Task],
+        generation_config: Any,
+        eos_token_ids: Sequence[int],
+    ) -> Played:
+        """``history="none"``: one game per task, each reply from the current
+        observation alone, all games batched turn by turn."""
+        episodes = [Episode(task) for task in tasks]
+        contexts = [self.decision_prompt(tokenizer, ep.reset()) for ep in episodes]
+        decisions: list[list[tuple[list[int], list[int]]]] = [[] for _ in episodes]
+        active = list(range(len(episodes)))
+        while active:
+            replies = self.generate(
+                model, tokenizer, [contexts[i] for i in active], generation_config, eos_token_ids
+            )
+            still = []
+            for i, reply in zip(active, replies, strict=True):
+                decisions[i].append((contexts[i], list(reply)))
+                result = episodes[i].step(tokenizer.decode(reply, skip_special_tokens=True))
+                if result.done:
+                    continue
+                contexts[i] = self.decision_prompt(tokenizer, result.observation)
+                still.append(i)
+            active = still
+        first = [d[0] for d in decisions]
+        return Played(
+            episodes,
+            [c for c, _ in first],
+            [r for _, r in first],
+            [[1] * len(r) for _, r in first],
+            decisions,
+        )
+
     # rosetta: rollout: rollout_func: `TextRollout.play` plays the batch turn by turn with the trainer's model
     def play(
         self,
@@ -170,6 +250,8 @@ class TextRollout:
         budget: int,
     ) -> Played:
         """Play one game per task with ``model``, all games batched turn by turn."""
+        if self.history == "none":
+            return self.play_decisions(model, tokenizer, tasks, generation_config, eos_token_ids)
         eos_id = tokenizer.eos_token_id
         episodes = [Episode(task) for task in tasks]
         prompt_ids = []

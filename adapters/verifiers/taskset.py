@@ -6,6 +6,7 @@ runs ``uv sync`` and needs the network). Every game is served; the row names it.
 from __future__ import annotations
 
 import functools
+import os
 import ssl
 from collections.abc import Iterator
 from typing import Any
@@ -104,21 +105,32 @@ class GameEnv(vf.Env[GameEnvConfig]):
         # rosetta: reset: `Episode(task.data.row).reset()` in `run()`, sent as the first user turn
         observation = episode.reset()
         async with agents.player.interaction(task) as interaction:
-            segment = await interaction.turn(observation)
-            # rosetta: truncation: Verifiers' own caps (`max_turns`, tokens) end the exchange unscored (`segment.terminated`); core's turn cap is a settled end
-            while not segment.terminated:
-                # rosetta: step: `episode.step(reply)` in `run()`
-                result = episode.step(_reply(segment))
-                if result.done:
-                    break
-                # rosetta: observation: the next user turn, `interaction.turn(result.observation)`
-                segment = await interaction.turn(result.observation)
-            trace = interaction.trace
-            # rosetta: state: `Episode` local to `run()`; the trajectory in `trace.info["episode"]`
-            trace.info["episode"] = episode.to_dict()
+            exchanged = False
+            try:
+                segment = await interaction.turn(observation)
+                # rosetta: truncation: Verifiers' own caps (`max_turns`, token limits) end the exchange (`segment.terminated`): core settles the game (`Episode.settle`), scored in the reward slots
+                while not segment.terminated:
+                    # rosetta: step: `episode.step(reply)` in `run()`
+                    result = episode.step(_reply(segment))
+                    if result.done:
+                        break
+                    # rosetta: observation: the next user turn, `interaction.turn(result.observation)`
+                    segment = await interaction.turn(result.observation)
+                exchanged = True
+            finally:  # a failed turn still leaves the trajectory so far
+                trace = interaction.trace
+                capped = not episode.done
+                if exchanged and capped and not trace.errors:
+                    # A Verifiers limit (max_turns, a token cap) or a @stop ended the
+                    # exchange first: its stop condition stays the trace's, and core
+                    # scores the game as settled. A failed model call is an error, not a cap.
+                    episode.settle()
+                # rosetta: state: `Episode` local to `run()`; the trajectory in `trace.info["episode"]`
+                trace.info["episode"] = episode.to_dict()
             if episode.done:
                 trace.info["reward"] = episode.reward().to_dict()
-                # rosetta: termination: `trace.stop(episode.termination)` (`game_over`, `forfeit`, `turn_cap`)
+            if not capped:
+                # rosetta: termination: `trace.stop(episode.termination)` (`game_over`, `forfeit`, `turn_cap`); a Verifiers cap keeps its own stop condition
                 trace.stop(str(episode.termination))
 
 
@@ -155,7 +167,10 @@ class ChatHarness(vf.Harness[vf.HarnessConfig]):
             messages.append({"role": "user", "content": prompt})
         else:
             messages += [message_to_wire(m) for m in prompt or []]
-        async with httpx.AsyncClient(timeout=None, verify=_ssl_context()) as http:
+        # Bounded: the driver's gateway answers within its call policy's worst case and
+        # puts that (plus a margin) here; a bare harness waits at most 10 minutes.
+        timeout = float(os.environ.get("GAMEBRIDGE_MODEL_CALL_TIMEOUT") or 600.0)
+        async with httpx.AsyncClient(timeout=timeout, verify=_ssl_context()) as http:
             response = await http.post(
                 f"{endpoint.rstrip('/')}/chat/completions",
                 json={"model": ctx.model, "messages": messages},

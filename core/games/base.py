@@ -96,6 +96,71 @@ class GameSpec:
     list_legal_moves: bool = True
     """Whether observations list the legal moves (False where there are
     thousands, as in Wordle)."""
+    opponents: tuple[str, ...] = ("minimax", "random")
+    """The opponent kinds a task of this two-player game may ask for
+    (``core.opponents.make_opponent``): alpha-beta needs an evaluation, MCTS
+    a game that offers ``Game.mcts``."""
+
+
+Cell = tuple[int, int]
+"""``(row, column)`` of a board view, both from 0, row 0 at the top."""
+
+
+@dataclass(frozen=True)
+class BoardView:
+    """A position as a grid of cells, for a user interface (the play page).
+
+    The view is the game's own statement of what each cell shows and which
+    legal move a click on a cell plays, so an interface draws it and maps
+    clicks to moves without knowing any rule.
+
+    ``cells[r][c]`` is the cell's text (a piece glyph such as ``"X"`` or
+    ``"B"``, a letter, or ``""`` when empty); ``marks[r][c]`` names its style
+    (``""``, ``"p0"``/``"p1"`` for a player's piece, ``"stone"``,
+    ``"green"``/``"yellow"``/``"gray"`` for Wordle feedback). ``moves`` pairs
+    each legal move's text with the cells a click on which plays it (every
+    cell belongs to at most one move); ``other_moves`` are the legal moves no
+    cell stands for (Othello's ``pass``). ``typed`` games take their moves as
+    typed text instead (Wordle: ``moves`` is empty). ``to_play`` is the
+    player to move, ``None`` once the game is over.
+    """
+
+    cells: tuple[tuple[str, ...], ...]
+    marks: tuple[tuple[str, ...], ...]
+    moves: tuple[tuple[str, tuple[Cell, ...]], ...] = ()
+    other_moves: tuple[str, ...] = ()
+    typed: bool = False
+    to_play: int | None = None
+    row_labels: tuple[str, ...] = ()
+    col_labels: tuple[str, ...] = ()
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """``(rows, columns)``."""
+        return len(self.cells), len(self.cells[0]) if self.cells else 0
+
+    def move_at(self, row: int, col: int) -> str | None:
+        """The move a click on ``(row, col)`` plays, or ``None``."""
+        for text, cells in self.moves:
+            if (row, col) in cells:
+                return text
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-able form: lists for tuples, ``click`` maps ``"r,c"`` to a move."""
+        return {
+            "rows": self.shape[0],
+            "cols": self.shape[1],
+            "cells": [list(row) for row in self.cells],
+            "marks": [list(row) for row in self.marks],
+            "moves": {text: [list(c) for c in cells] for text, cells in self.moves},
+            "click": {f"{r},{c}": text for text, cells in self.moves for r, c in cells},
+            "other_moves": list(self.other_moves),
+            "typed": self.typed,
+            "to_play": self.to_play,
+            "row_labels": list(self.row_labels),
+            "col_labels": list(self.col_labels),
+        }
 
 
 class Game(ABC, Generic[State, Move]):
@@ -151,6 +216,17 @@ class Game(ABC, Generic[State, Move]):
         players use it to play from the observation text alone, as a model
         would. ``text`` may contain other lines around the board."""
         raise NotImplementedError(f"{self.spec.name} cannot read its board back")
+
+    def mcts(self, state: State, level: int, rng: random.Random) -> Move:
+        """Two-player games that list ``"mcts"`` in ``spec.opponents``: the
+        move of a Monte Carlo tree search at difficulty ``level``, drawing its
+        seed from ``rng`` (the OpenSpiel bridge runs pyspiel's ``MCTSBot``)."""
+        raise NotImplementedError(f"{self.spec.name} offers no MCTS opponent")
+
+    def board_view(self, state: State) -> BoardView:
+        """The position as a grid of cells and the move each cell plays
+        (:class:`BoardView`), for interfaces such as the play page."""
+        raise NotImplementedError(f"{self.spec.name} has no board view")
 
     def solve(self, state: State, rng: random.Random) -> Move:
         """One-player games only: a good move for a scripted player (Wordle:

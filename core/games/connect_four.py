@@ -46,6 +46,7 @@ import random
 import re
 
 from core.games.base import (
+    BoardView,
     Game,
     GameError,
     GameSpec,
@@ -305,6 +306,26 @@ class ConnectFour(Game[ConnectFourState, int]):
         else:
             lines.append(f"Game over: {MARKS[result.winner]} wins.")
         return "\n".join(lines)
+
+    def board_view(self, state: ConnectFourState) -> BoardView:
+        """Six rows, top first; a click anywhere in a column that is not full
+        drops a disc there."""
+        x, o = self.discs(state)
+        cells, marks = [], []
+        for row in range(HEIGHT - 1, -1, -1):
+            bits = [1 << (col * _H1 + row) for col in range(WIDTH)]
+            cells.append(tuple(MARKS[0] if x & b else MARKS[1] if o & b else "" for b in bits))
+            marks.append(tuple("p0" if x & b else "p1" if o & b else "" for b in bits))
+        moves = tuple(
+            (str(m + 1), tuple((r, m) for r in range(HEIGHT))) for m in self.legal_moves(state)
+        )
+        return BoardView(
+            cells=tuple(cells),
+            marks=tuple(marks),
+            moves=moves,
+            to_play=None if self.is_terminal(state) else self.to_play(state),
+            col_labels=tuple(str(c + 1) for c in range(WIDTH)),
+        )
 
     def parse_board(self, text: str) -> ConnectFourState:
         """The position in the first rendered board found in ``text``: six

@@ -29,7 +29,15 @@ import random
 import re
 from typing import NamedTuple
 
-from core.games.base import Game, GameSpec, IllegalMoveError, InvalidMoveError, Outcome, Termination
+from core.games.base import (
+    BoardView,
+    Game,
+    GameSpec,
+    IllegalMoveError,
+    InvalidMoveError,
+    Outcome,
+    Termination,
+)
 
 START = (3, 4, 5)
 PLAYERS = ("First", "Second")
@@ -103,6 +111,23 @@ class Nim(Game[NimState, tuple[int, int]]):
         if self.is_terminal(state):
             lines.append(f"The game is over: {PLAYERS[1 - state.to_play]} took the last stone.")
         return "\n".join(lines)
+
+    def board_view(self, state: NimState) -> BoardView:
+        width = max(START)
+        cells = tuple(("|",) * n + ("",) * (width - n) for n in state.piles)
+        marks = tuple(("stone",) * n + ("",) * (width - n) for n in state.piles)
+        # A click on a stone takes it and every stone to its right.
+        moves = tuple(
+            (self.move_to_text(state, (p, c)), ((p - 1, state.piles[p - 1] - c),))
+            for p, c in self.legal_moves(state)
+        )
+        return BoardView(
+            cells=cells,
+            marks=marks,
+            moves=moves,
+            to_play=None if self.is_terminal(state) else state.to_play,
+            row_labels=tuple(f"Pile {i}" for i in range(1, len(state.piles) + 1)),
+        )
 
     def parse_board(self, text: str) -> NimState:
         piles = tuple(int(n) for _, n in _PILE_LINE.findall(text))

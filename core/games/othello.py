@@ -66,6 +66,7 @@ import random
 import re
 
 from core.games.base import (
+    BoardView,
     Game,
     GameError,
     GameSpec,
@@ -693,6 +694,27 @@ class Othello(Game[OthelloState, int]):
         else:
             lines.append(f"{name} to move. {counts}")
         return "\n".join(lines)
+
+    def board_view(self, state: OthelloState) -> BoardView:
+        """Rows 1-8 top to bottom, columns a-h; a click on a square where a
+        disc may be placed plays it; ``pass`` has no square."""
+        black, white = self.discs(state)
+        bits = [[1 << (row * 8 + col) for col in range(8)] for row in range(8)]
+        moves = self.legal_moves(state)
+        return BoardView(
+            cells=tuple(
+                tuple(GLYPHS[0] if black & b else GLYPHS[1] if white & b else "" for b in row)
+                for row in bits
+            ),
+            marks=tuple(
+                tuple("p0" if black & b else "p1" if white & b else "" for b in row) for row in bits
+            ),
+            moves=tuple((SQUARE_NAMES[m], ((m // 8, m % 8),)) for m in moves if m != PASS),
+            other_moves=("pass",) if PASS in moves else (),
+            to_play=state[2] if moves else None,
+            row_labels=tuple(str(r + 1) for r in range(8)),
+            col_labels=tuple(COLUMNS),
+        )
 
     def parse_board(self, text: str) -> OthelloState:
         """The position in the first rendered board found in ``text``.

@@ -39,6 +39,7 @@ import re
 from typing import NamedTuple
 
 from core.games.base import (
+    BoardView,
     Game,
     GameError,
     GameSpec,
@@ -215,6 +216,19 @@ class TicTacToe(Game[TicTacToeState, int]):
         else:
             status = f"Game over: {MARKS[result.winner]} wins."
         return f"{board}\n{status}"
+
+    def board_view(self, state: TicTacToeState) -> BoardView:
+        """The 3x3 grid; a click on a free cell plays it."""
+        x, o = state
+        glyphs = [MARKS[0] if x >> i & 1 else MARKS[1] if o >> i & 1 else "" for i in range(9)]
+        marks = ["p0" if x >> i & 1 else "p1" if o >> i & 1 else "" for i in range(9)]
+        over = self.is_terminal(state)
+        return BoardView(
+            cells=tuple(tuple(glyphs[r * 3 : r * 3 + 3]) for r in range(3)),
+            marks=tuple(tuple(marks[r * 3 : r * 3 + 3]) for r in range(3)),
+            moves=tuple((str(m), ((m // 3, m % 3),)) for m in self.legal_moves(state)),
+            to_play=None if over else self.to_play(state),
+        )
 
     def parse_board(self, text: str) -> TicTacToeState:
         """The position in the first rendered grid found in ``text``.

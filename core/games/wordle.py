@@ -21,6 +21,7 @@ from importlib import resources
 from typing import NamedTuple
 
 from core.games.base import (
+    BoardView,
     Game,
     GameError,
     GameSpec,
@@ -423,6 +424,26 @@ class Wordle(Game[WordleState, str]):
         else:
             lines.append(f"{self.spec.player_names[0]} to guess (guess {used + 1} of 6).")
         return "\n".join(lines)
+
+    def board_view(self, state: WordleState) -> BoardView:
+        """Six rows of five letters, coloured by their feedback; guesses are
+        typed, not clicked (there are thousands of words)."""
+        style = {GREEN: "green", YELLOW: "yellow", GRAY: "gray"}
+        cells, marks = [], []
+        for i in range(MAX_GUESSES):
+            if i < len(state.guesses):
+                guess, feedback = state.guesses[i]
+                cells.append(tuple(guess.upper()))
+                marks.append(tuple(style[f] for f in feedback))
+            else:
+                cells.append(("",) * WORD_LENGTH)
+                marks.append(("",) * WORD_LENGTH)
+        return BoardView(
+            cells=tuple(cells),
+            marks=tuple(marks),
+            typed=True,
+            to_play=None if self.is_terminal(state) else 0,
+        )
 
     def parse_board(self, text: str) -> WordleState:
         """The guesses and feedback of the last board in ``text``; answer ``""``."""

@@ -62,6 +62,10 @@ CONCEPTS: dict[str, str] = {
     "registration": "**registration**: how the framework finds the env",
     "rollout": "**rollout**: who drives the turn loop",
     "transport": "**transport**: in-process or HTTP",
+    "tools": "**tool mode**: the model moves by calling `make_move` (`Episode.step_move`)",
+    "metrics": "**metrics**: win / draw / loss, invalid-move and format rates where the framework aggregates",
+    "config": "**config**: how a run sets the task defaults (or mixes games)",
+    "packaging": "**packaging**: how the env ships the way the framework's users deploy one",
 }
 
 _ANCHOR = re.compile(r"^\s*#\s*rosetta:\s*(?P<concept>[\w-]+)\s*:\s*(?P<text>.*?)\s*$")

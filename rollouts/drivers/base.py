@@ -19,12 +19,13 @@ framework time (``env_seconds`` = wall - model calls).
 from __future__ import annotations
 
 import importlib
+import threading
 import time
 from abc import ABC
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field, fields
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import contextmanager, suppress
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 if TYPE_CHECKING:
@@ -35,8 +36,26 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
+MODEL_ENDPOINT = "model endpoint"
+ENV_SERVER = "environment server"
+FRAMEWORK = "framework"
+SOURCES = (MODEL_ENDPOINT, ENV_SERVER, FRAMEWORK)
+"""What a failed task's ``error["source"]`` names."""
+
+
 class DriverError(RuntimeError):
-    """A driver could not run a task (the framework failed, a server died...)."""
+    """A driver could not run a task (the framework failed, a server died...).
+
+    ``source`` names what failed (one of :data:`SOURCES`); ``log`` holds the
+    failing component's own log lines that say why."""
+
+    source: str = FRAMEWORK
+
+    def __init__(self, message: str, *, source: str | None = None, log: str = "") -> None:
+        super().__init__(message)
+        if source is not None:
+            self.source = source
+        self.log = log
 
 
 @dataclass
@@ -57,6 +76,17 @@ class RolloutRecord:
     steps: int
     """Model replies."""
     completion_tokens: int
+    index: int | None = None
+    """The task's position in the run's task list (set by :meth:`Driver.run`)."""
+    error: dict[str, Any] | None = None
+    """``None`` for a finished episode; for a task that failed: ``source`` (what failed:
+    ``model endpoint``, ``environment server``, ``framework``), ``type``, ``message``
+    and ``log`` (the failing component's own last log lines). The trajectory is then
+    what was played so far."""
+
+    @property
+    def failed(self) -> bool:
+        return self.error is not None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-able dict (one JSONL line)."""
@@ -65,11 +95,12 @@ class RolloutRecord:
     @classmethod
     def from_dict(cls, row: dict[str, Any]) -> RolloutRecord:
         """Inverse of :meth:`to_dict`; unknown keys are ignored."""
-        names = {f.name for f in fields(cls)}
-        missing = names - row.keys()
+        required = {f.name for f in fields(cls) if f.default is MISSING}
+        missing = required - row.keys()
         if missing:
             raise ValueError(f"rollout record lacks {sorted(missing)}")
-        return cls(**{k: row[k] for k in names})
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: row[k] for k in names if k in row})
 
 
 @dataclass
@@ -82,6 +113,10 @@ class RunContext:
     api_key: str | None
     client: ChatClient
     extra: dict[str, Any] = field(default_factory=dict)
+    framework_cap: int | None = None
+    """The framework's own cap on model turns (Verifiers ``max_turns``, NeMo Gym's
+    agent ``max_steps``, SkyRL's ``max_turns``, TRL's ``max_tool_calling_iterations``),
+    set through that framework's own setting; ``None``: the driver's default."""
 
 
 class StepClock:
@@ -94,12 +129,25 @@ class StepClock:
     True
     """
 
+    _local = threading.local()
+
     def __init__(self) -> None:
         self._start = time.perf_counter()
         self._end: float | None = None
         self.model_seconds = 0.0
         self.steps = 0
         self.completion_tokens = 0
+        self.messages: list[dict[str, Any]] | None = None
+        """The conversation :meth:`ask` last sent (a failure record keeps it)."""
+        self.partial: Callable[[], dict[str, Any]] | None = None
+        """The trajectory so far, when the driver can tell (a failure record keeps it)."""
+        StepClock._local.clock = self
+
+    @classmethod
+    def last(cls) -> StepClock | None:
+        """The clock this thread made last (the failed task's, in a guard)."""
+        clock: StepClock | None = getattr(cls._local, "clock", None)
+        return clock
 
     @contextmanager
     def model(self) -> Iterator[None]:
@@ -118,6 +166,7 @@ class StepClock:
     ) -> Completion:
         """One model turn: call the model (timed as model time), count the step
         and its tokens, and append the reply to ``messages``."""
+        self.messages = messages
         with self.model():
             completion = client.complete(messages, tools=tools)
         self.steps += 1
@@ -185,6 +234,72 @@ def make_record(
     )
 
 
+def _source(exc: BaseException) -> str:
+    """What failed, from the first ``source`` along the exception's cause chain."""
+    seen: set[int] = set()
+    e: BaseException | None = exc
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        source = getattr(e, "source", None)
+        if isinstance(source, str):
+            return source
+        e = e.__cause__ or e.__context__
+    return FRAMEWORK
+
+
+def describe_failure(exc: BaseException) -> dict[str, Any]:
+    """A failed task's ``error`` dict: source, type, one-line message, log lines."""
+    log = getattr(exc, "log", "") or "\n".join(getattr(exc, "__notes__", []) or [])
+    message = " ".join(str(exc).split()) or type(exc).__name__
+    return {
+        "source": _source(exc),
+        "type": type(exc).__name__,
+        "message": message[:2000],
+        "log": [line for line in str(log).splitlines() if line.strip()][-40:],
+    }
+
+
+def failure_line(error: dict[str, Any]) -> str:
+    """One line naming what failed and why."""
+    return f"{error.get('source', FRAMEWORK)} failed: {error.get('type')}: {error.get('message')}"
+
+
+def failure_record(
+    framework: str,
+    task: Task | dict[str, Any],
+    exc: BaseException,
+    *,
+    clock: StepClock | None = None,
+    trajectory: dict[str, Any] | None = None,
+) -> RolloutRecord:
+    """The record of a task that failed: the error and the trajectory so far (what
+    the driver knows: the core trajectory if it has one, else the conversation)."""
+    row = task_dict(task)
+    partial = getattr(exc, "trajectory", None) or trajectory
+    if partial is None and clock is not None and clock.partial is not None:
+        with suppress(Exception):  # best effort: the failure itself is what matters
+            partial = clock.partial()
+    if partial is None:
+        partial = {"task_id": row.get("task_id"), "game": row.get("game"), "events": []}
+        if clock is not None and clock.messages is not None:
+            partial["messages"] = clock.messages
+    partial = {**partial, "partial": True}
+    if clock is None:
+        clock = StepClock()
+    clock.stop()
+    return RolloutRecord(
+        framework=framework,
+        task=row,
+        trajectory=partial,
+        reward={},
+        wall_seconds=clock.wall_seconds,
+        env_seconds=clock.env_seconds,
+        steps=clock.steps,
+        completion_tokens=clock.completion_tokens,
+        error=describe_failure(exc),
+    )
+
+
 def run_parallel(
     items: Sequence[T],
     fn: Callable[[T], R],
@@ -192,10 +307,16 @@ def run_parallel(
     concurrency: int = 1,
     progress: bool = False,
     desc: str = "rollouts",
+    on_result: Callable[[int, R], None] | None = None,
+    stop: threading.Event | None = None,
 ) -> list[R]:
     """``[fn(x) for x in items]`` on ``concurrency`` threads, results in input
     order, with a tqdm bar when ``progress``. The first exception propagates
-    (after the running calls finish)."""
+    (the calls not yet started are cancelled).
+
+    ``on_result(i, result)`` is called as soon as item ``i`` is done (from the
+    thread that ran it). Once ``stop`` is set no new item starts; the running
+    ones finish and the result list holds only the items that ran."""
     bar = None
     if progress:
         try:
@@ -204,23 +325,32 @@ def run_parallel(
             bar = tqdm(total=len(items), desc=desc, unit="ep")
         except ImportError:  # progress bars are a nicety, not a requirement
             bar = None
+    done: dict[int, R] = {}
+
+    def wrapped(i: int, item: T) -> None:
+        if stop is not None and stop.is_set():
+            return
+        result = fn(item)
+        done[i] = result
+        if on_result is not None:
+            on_result(i, result)
+        if bar is not None:
+            bar.update(1)
+
     try:
         if concurrency <= 1 or len(items) <= 1:
-            out = []
-            for item in items:
-                out.append(fn(item))
-                if bar is not None:
-                    bar.update(1)
-            return out
-
-        def wrapped(item: T) -> R:
-            result = fn(item)
-            if bar is not None:
-                bar.update(1)
-            return result
-
-        with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix=desc) as pool:
-            return list(pool.map(wrapped, items))
+            for i, item in enumerate(items):
+                wrapped(i, item)
+        else:
+            pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix=desc)
+            try:
+                futures = [pool.submit(wrapped, i, item) for i, item in enumerate(items)]
+                for future in as_completed(futures):
+                    future.result()
+            finally:
+                # An error or an interrupt: cancel what has not started, do not wait here.
+                pool.shutdown(wait=False, cancel_futures=True)
+        return [done[i] for i in sorted(done)]
     finally:
         if bar is not None:
             bar.close()
@@ -231,10 +361,16 @@ class Driver(ABC):  # noqa: B024 (abstract by contract: override run or run_task
     :meth:`run_task` (+ :meth:`session` if needed) or :meth:`run`."""
 
     name: ClassVar[str] = ""
+    framework_cap: int | None = None
+    """Set on an instance to cap model turns through the framework's own setting
+    (``RunContext.framework_cap``); ``None``: each driver's default (whole games)."""
     registers: ClassVar[str | None] = None
     """An adapter module whose ``register()`` must run before the framework's
     ``make`` finds its env (GEM, SkyRL Gym): imported by :meth:`available`,
     registered once per :meth:`session`."""
+    call_policy: Any = None
+    """The :class:`rollouts.llm.CallPolicy` of every model call (``None``: the
+    default); the CLI sets it from ``--model-timeout/-retries/-backoff``."""
 
     def run(
         self,
@@ -245,19 +381,38 @@ class Driver(ABC):  # noqa: B024 (abstract by contract: override run or run_task
         api_key: str | None = None,
         concurrency: int = 1,
         progress: bool = False,
+        on_record: Callable[[int, RolloutRecord], None] | None = None,
+        stop: threading.Event | None = None,
     ) -> list[RolloutRecord]:
-        """One record per task, in task order."""
+        """One record per task, in task order, each with its ``index``. A task that
+        fails gets a failure record (``record.error``) and the others go on.
+
+        ``on_record(index, record)`` is called as soon as each task is done (from a
+        worker thread): eval writes the record there. Once ``stop`` is set no new
+        task starts (the list then holds only the tasks that ran)."""
         task_list = as_tasks(tasks)
         with self.session(
             base_url=base_url, model=model, api_key=api_key, concurrency=concurrency
         ) as ctx:
             return run_parallel(
-                task_list,
-                lambda t: self.run_task(t, ctx),
+                list(enumerate(task_list)),
+                lambda item: self.run_guarded(item[1], ctx, item[0]),
                 concurrency=concurrency,
                 progress=progress,
                 desc=self.name or type(self).__name__,
+                on_result=(lambda _i, rec: on_record(rec.index or 0, rec)) if on_record else None,
+                stop=stop,
             )
+
+    def run_guarded(self, task: Task, ctx: RunContext, index: int) -> RolloutRecord:
+        """:meth:`run_task`, with a failure record instead of an exception."""
+        StepClock._local.clock = None
+        try:
+            record = self.run_task(task, ctx)
+        except Exception as e:  # one bad task never sinks the others: it is recorded
+            record = failure_record(self.name, task, e, clock=StepClock.last())
+        record.index = index
+        return record
 
     @contextmanager
     def session(
@@ -268,9 +423,15 @@ class Driver(ABC):  # noqa: B024 (abstract by contract: override run or run_task
 
         if self.registers is not None:
             importlib.import_module(self.registers).register()
-        client = ChatClient(base_url, model, api_key)
+        client = ChatClient(base_url, model, api_key, policy=self.call_policy)
         try:
-            yield RunContext(base_url=base_url, model=model, api_key=api_key, client=client)
+            yield RunContext(
+                base_url=base_url,
+                model=model,
+                api_key=api_key,
+                client=client,
+                framework_cap=self.framework_cap,
+            )
         finally:
             client.close()
 

@@ -5,8 +5,13 @@ driver's trajectory must equal this one's for the same task and model
 (tests/conformance).
 
 With ``use_tools=True`` the request offers the ``make_move`` tool and a tool
-call's ``move`` argument goes through ``Episode.step_move``; a reply without a
-tool call goes through ``Episode.step`` as text (core judges it).
+call's raw arguments go to ``Episode.step_tool`` (core judges them); a reply
+without a tool call ends the model's turn loop, as in TRL and NeMo Gym's
+agents, and core settles the game (``Episode.settle``).
+
+``framework_cap`` (``RunContext``) stands for a framework's own cap on model
+turns: after that many replies an unfinished game is settled by core, which is
+what every framework's adapter does at its cap (docs/frameworks.md, "Edges").
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ class CoreDriver(Driver):
 
         clock = StepClock()
         episode = Episode(task)
+        clock.partial = episode.to_dict  # a failure record keeps the trajectory so far
         system = episode.tool_system_prompt if self.use_tools else episode.system_prompt
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": system},
@@ -42,14 +48,19 @@ class CoreDriver(Driver):
         ]
         tools = [episode.tool_schema] if self.use_tools else None
         while not episode.done:
+            if ctx.framework_cap is not None and clock.steps >= ctx.framework_cap:
+                episode.settle()
+                break
             completion = clock.ask(ctx.client, messages, tools=tools)
             call = next((c for c in completion.tool_calls if c.name == MAKE_MOVE), None)
             if call is not None:
-                result = episode.step_move(str(call.arguments.get("move", "")))
+                result = episode.step_tool(call.arguments)
                 if not result.done:
                     messages.append(
                         {"role": "tool", "tool_call_id": call.id, "content": result.observation}
                     )
+            elif self.use_tools:
+                episode.settle()  # no tool call: the model stopped playing
             else:
                 result = episode.step(completion.text)
                 if not result.done:

@@ -1,9 +1,12 @@
 """GEM driver: ``gem.make("gamebridge/<game>", task=...)``, reset, then the model's
 replies through ``env.step`` until ``terminated or truncated``.
 
-GEM hands the model a string observation; the chat is built the way GEM's
-multi-turn chat wrappers do (system prompt from ``info``, then one user
-message per observation). The trajectory comes back in the final ``info``.
+GEM hands the model a string observation (the reset one holds the rules, as
+GEM's own games do); the chat here is core's (``info["system_prompt"]`` as the
+system message, ``info["observation"]``, the board alone, as the first user
+message, then one user message per observation), so the scripted model reads
+what it reads in every framework. The trajectory comes back in the final
+``info``. A framework cap is the env's ``max_episode_steps``.
 """
 
 from __future__ import annotations
@@ -32,14 +35,17 @@ class GemDriver(Driver):
     def run_task(self, task: Task, ctx: RunContext) -> RolloutRecord:
         import gem
 
-        from adapters.gem import ID_PREFIX
+        from adapters.gem import ID_PREFIX, register
 
+        register((task.game,))  # an openspiel: game has no id until asked for
         clock = StepClock()
-        env = gem.make(ID_PREFIX + task.game, task=task.to_dict())
+        env = gem.make(
+            ID_PREFIX + task.game, task=task.to_dict(), max_episode_steps=self.framework_cap
+        )
         observation, info = env.reset()
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": info["system_prompt"]},
-            {"role": "user", "content": observation},
+            {"role": "user", "content": info["observation"]},
         ]
         done = False
         while not done:

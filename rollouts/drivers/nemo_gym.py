@@ -12,8 +12,8 @@ ports for the run and stopped afterwards.
   each call posted to ``/make_move``, then ``/verify``. The loop is written
   here (the simple agent asks the model once more after the game ends and
   stops only when it answers in text) and ends when the server says the game
-  is over, or when the model answers without a tool call (``/verify`` then
-  takes that text as the model's last reply and settles the game).
+  is over, when the model answers without a tool call, or at the agent's
+  ``max_steps`` (``/verify`` then settles the game).
 
 The trajectory and reward come back from the server: the agent's final
 ``info`` (gymnasium) or the ``/verify`` response (tools).
@@ -30,6 +30,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rollouts.drivers.base import (
+    FRAMEWORK,
+    MODEL_ENDPOINT,
     Driver,
     DriverError,
     RolloutRecord,
@@ -91,28 +93,30 @@ class NemoGymDriver(Driver):
 
     def run(self, tasks: Iterable[Task | dict[str, Any]], **kwargs: Any) -> list[RolloutRecord]:
         task_list = as_tasks(tasks)
-        self._max_steps = max((t.turn_limit() for t in task_list), default=1)
+        self._max_steps = self.framework_cap or max((t.turn_limit() for t in task_list), default=1)
         return super().run(task_list, **kwargs)
 
     def _servers(self, model_url: str) -> list[AbstractContextManager[Any]]:
-        from rollouts.servers import free_port, start_server
+        from rollouts.servers import SupervisedServer, free_port
 
         python = str(nemo_python())
         env = {"PYTHONUNBUFFERED": "1"}
         res_port = free_port()
         servers: list[AbstractContextManager[Any]] = [
-            start_server(
+            SupervisedServer(
+                "NeMo Gym resources",
                 ["python", "-m", "adapters.nemo_gym", "--style", self.style, "--port", "{port}"],
                 "/",
-                env,
-                python,
+                env=env,
+                python=python,
                 port=res_port,
                 cwd=ROOT,
             )
         ]
         if self.style == "gymnasium":
             servers.append(
-                start_server(
+                SupervisedServer(
+                    "NeMo Gym agent",
                     [
                         "python",
                         "-m",
@@ -127,8 +131,8 @@ class NemoGymDriver(Driver):
                         str(self._max_steps),
                     ],
                     "/",
-                    env,
-                    python,
+                    env=env,
+                    python=python,
                     cwd=ROOT,
                 )
             )
@@ -138,23 +142,70 @@ class NemoGymDriver(Driver):
     def session(
         self, *, base_url: str, model: str, api_key: str | None, concurrency: int = 1
     ) -> Iterator[RunContext]:
+        from concurrent.futures import ThreadPoolExecutor
+
         import httpx
 
-        managers = self._servers(base_url)
-        running = _start_together(managers)
-        try:
-            with super().session(
-                base_url=base_url, model=model, api_key=api_key, concurrency=concurrency
-            ) as ctx:
-                ctx.extra["urls"] = [server.base_url for server in running]
-                ctx.extra["headers"] = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-                ctx.extra["httpx"] = httpx
-                yield ctx
-        finally:
-            for manager in reversed(managers):
-                manager.__exit__(None, None, None)
+        from rollouts.gateway import ModelGateway
+
+        # NeMo Gym's agent (and the tools loop) call the model through the gateway: the
+        # one call policy, and an answer within its bound (the agent retries a dead
+        # endpoint forever on its own).
+        with ModelGateway(base_url, self.call_policy) as gateway:
+            managers = self._servers(gateway.url)
+            running = _start_together(managers)
+            waiter = ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="nemo")
+            try:
+                with super().session(
+                    base_url=gateway.url, model=model, api_key=api_key, concurrency=concurrency
+                ) as ctx:
+                    ctx.extra["urls"] = [server.base_url for server in running]
+                    ctx.extra["servers"] = running
+                    ctx.extra["gateway"] = gateway
+                    ctx.extra["waiter"] = waiter
+                    ctx.extra["headers"] = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+                    ctx.extra["httpx"] = httpx
+                    yield ctx
+            finally:
+                waiter.shutdown(wait=False, cancel_futures=True)
+                for manager in reversed(managers):
+                    manager.__exit__(None, None, None)
 
     def run_task(self, task: Task, ctx: RunContext) -> RolloutRecord:
+        servers = ctx.extra["servers"]
+        gateway = ctx.extra["gateway"]
+        generations = [server.check() for server in servers]
+        failures_before = len(gateway.failures)
+        future = ctx.extra["waiter"].submit(self._play, task, ctx)
+        try:
+            while True:  # a dead server is noticed at once (the agent would retry forever)
+                try:
+                    return future.result(timeout=0.1)
+                except TimeoutError:
+                    for server, gen in zip(servers, generations, strict=True):
+                        if server.died_since(gen):
+                            raise server.error(f" during {task.task_id}") from None
+        except Exception as e:
+            for server in servers:
+                server.keep_log = True
+            if getattr(e, "source", FRAMEWORK) != FRAMEWORK:
+                raise
+            for server, gen in zip(servers, generations, strict=True):
+                if server.died_since(gen, wait=0.5):
+                    raise server.error(f" during {task.task_id}") from e
+            if len(gateway.failures) > failures_before:
+                raise DriverError(
+                    f"{task.task_id}: {gateway.failures[-1]}",
+                    source=MODEL_ENDPOINT,
+                    log="\n".join(s.log_tail(1500) for s in servers),
+                ) from e
+            raise DriverError(
+                f"{task.task_id}: NeMo Gym failed: {e}",
+                source=FRAMEWORK,
+                log="\n".join(s.log_tail(1500) for s in servers),
+            ) from e
+
+    def _play(self, task: Task, ctx: RunContext) -> RolloutRecord:
         from adapters.nemo_gym.rows import make_row
 
         clock = StepClock()
@@ -191,7 +242,7 @@ class NemoGymToolsDriver(NemoGymDriver):
     name = "nemo_gym_tools"
     style = "tools"
 
-    def run_task(self, task: Task, ctx: RunContext) -> RolloutRecord:
+    def _play(self, task: Task, ctx: RunContext) -> RolloutRecord:
         from adapters.nemo_gym.rows import DONE_HEADER, make_row
 
         clock = StepClock()
@@ -205,7 +256,9 @@ class NemoGymToolsDriver(NemoGymDriver):
         # One client per episode: its cookie jar carries NeMo Gym's session cookie.
         with httpx.Client(base_url=ctx.extra["urls"][0], timeout=TIMEOUT) as env:
             env.post("/seed_session", json=row).raise_for_status()
-            while not done and steps < task.turn_limit():
+            # simple_agent's max_steps: model calls whose tool calls run (then /verify settles).
+            max_steps = ctx.framework_cap or task.turn_limit()
+            while not done and steps < max_steps:
                 with clock.model():
                     reply = httpx.post(
                         ctx.base_url.rstrip("/") + "/responses",

@@ -43,7 +43,7 @@ class OpenEnvDriver(Driver):
     def session(
         self, *, base_url: str, model: str, api_key: str | None, concurrency: int = 1
     ) -> Iterator[RunContext]:
-        from rollouts.servers import start_server
+        from rollouts.servers import SupervisedServer
 
         # The client side imports openenv too (5-10 s): overlap it with the server's start.
         loader = threading.Thread(target=importlib.import_module, args=("adapters.openenv.env",))
@@ -60,16 +60,27 @@ class OpenEnvDriver(Driver):
             str(max(1, concurrency)),
         ]
         with (
-            start_server(argv, "/health") as server,
+            SupervisedServer("OpenEnv", argv, "/health") as server,
             super().session(
                 base_url=base_url, model=model, api_key=api_key, concurrency=concurrency
             ) as ctx,
         ):
             loader.join()
             ctx.extra["env_url"] = server.base_url
+            ctx.extra["server"] = server
             yield ctx
 
     def run_task(self, task: Task, ctx: RunContext) -> RolloutRecord:
+        server = ctx.extra["server"]
+        generation = server.check()
+        try:
+            return self._play(task, ctx)
+        except Exception as e:
+            if getattr(e, "source", None) is None and server.died_since(generation, wait=1.0):
+                raise server.error(f" during {task.task_id}") from e
+            raise
+
+    def _play(self, task: Task, ctx: RunContext) -> RolloutRecord:
         from adapters.openenv import GameAction, GameEnvClient
 
         clock = StepClock()
@@ -81,11 +92,17 @@ class OpenEnvDriver(Driver):
                 {"role": "user", "content": obs.text},
             ]
             while not result.done:
+                if ctx.framework_cap is not None and clock.steps >= ctx.framework_cap:
+                    result = env.step(GameAction(stop=True))  # the client's own cap
+                    break
                 completion = clock.ask(ctx.client, messages, tools=obs.tools)
                 call = next((c for c in completion.tool_calls if c.name == TOOL_NAME), None)
                 if call is not None:
-                    result = env.step(GameAction(move=str(call.arguments.get("move", ""))))
+                    result = env.step(GameAction(arguments=call.arguments))
                     reply = {"role": "tool", "tool_call_id": call.id}
+                elif self.use_tools:  # no tool call: the model stopped playing
+                    result = env.step(GameAction(stop=True))
+                    break
                 else:
                     result = env.step(GameAction(reply=completion.text))
                     reply = {"role": "user"}

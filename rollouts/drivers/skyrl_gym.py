@@ -37,7 +37,7 @@ class SkyRLGymDriver(Driver):
         row = make_row(task)
         # SkyRL passes every column but the prompt as extras, plus its generator's max_turns.
         extras = {k: v for k, v in row.items() if k not in ("prompt", "env_class")}
-        extras["max_turns"] = task.turn_limit()
+        extras["max_turns"] = self.framework_cap or task.turn_limit()
         env = skyrl_gym.make(row["env_class"] or ENV_ID, env_config={}, extras=extras)
         chat, _ = env.init(row["prompt"])
         messages: list[dict[str, Any]] = list(chat)

@@ -54,13 +54,20 @@ class TRLDriver(Driver):
         ]
         tools = [tool_schema(episode.game)]
         tool_methods = {MAKE_MOVE: env.make_move}
+        # TRL's max_tool_calling_iterations: tool calls of that many completions run.
+        iterations = ctx.framework_cap
         while not episode.done:
+            if iterations is not None and clock.steps >= iterations:
+                break  # TRL's cap: get_reward() settles the game
             completion = clock.ask(ctx.client, messages, tools=tools)
             if not completion.tool_calls:
                 break  # TRL ends the rollout here; get_reward() settles the game
             for call in completion.tool_calls:
+                # As TRL: a missing `arguments` is {} (trl's _validate_tool_calls), then
+                # `tool(**arguments)`: a non-object fails there, before the environment.
+                arguments = {} if call.arguments is None else call.arguments
                 try:
-                    result: Any = tool_methods[call.name](**call.arguments)
+                    result: Any = tool_methods[call.name](**arguments)
                 except Exception as e:  # TRL: a failing tool's reply is {"error": str(e)}
                     result = {
                         "error": str(e)

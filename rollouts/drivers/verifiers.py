@@ -11,15 +11,18 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Iterable
+import threading
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from rollouts.drivers.base import (
+    MODEL_ENDPOINT,
     Driver,
     DriverError,
     RolloutRecord,
     StepClock,
     as_tasks,
+    failure_record,
     make_record,
 )
 
@@ -29,6 +32,15 @@ if TYPE_CHECKING:
 API_KEY_VAR = "GAMEBRIDGE_VERIFIERS_API_KEY"
 """Verifiers reads the endpoint's key from an environment variable; the driver's
 ``api_key`` is put there (``OPENAI_API_KEY`` is used when it is ``None``)."""
+CALL_TIMEOUT_VAR = "GAMEBRIDGE_MODEL_CALL_TIMEOUT"
+"""Seconds the adapter's harness waits for one model call (the call policy's worst case
+plus a margin: the gateway answers within it)."""
+
+
+def _timeout_config(read: float) -> Any:
+    from verifiers.v1.configs.client import ClientTimeoutConfig
+
+    return ClientTimeoutConfig(connect=30.0, read=read, write=read, pool=read)
 
 
 class VerifiersDriver(Driver):
@@ -45,22 +57,40 @@ class VerifiersDriver(Driver):
         api_key: str | None = None,
         concurrency: int = 1,
         progress: bool = False,
+        on_record: Callable[[int, RolloutRecord], None] | None = None,
+        stop: threading.Event | None = None,
     ) -> list[RolloutRecord]:
+        from rollouts.gateway import ModelGateway
+
         task_list = as_tasks(tasks)
         if not task_list:
             return []
-        return asyncio.run(
-            self._run(task_list, base_url, model, api_key, max(1, concurrency), progress)
-        )
+        # Verifiers' client calls the model: the gateway applies the one call policy.
+        with ModelGateway(base_url, self.call_policy) as gateway:
+            os.environ[CALL_TIMEOUT_VAR] = str(gateway.policy.worst_case_seconds() + 30.0)
+            return asyncio.run(
+                self._run(
+                    task_list,
+                    gateway,
+                    model,
+                    api_key,
+                    max(1, concurrency),
+                    progress,
+                    on_record,
+                    stop,
+                )
+            )
 
     async def _run(
         self,
         tasks: list[Task],
-        base_url: str,
+        gateway: Any,
         model: str,
         api_key: str | None,
         concurrency: int,
         progress: bool,
+        on_record: Callable[[int, RolloutRecord], None] | None,
+        stop: threading.Event | None,
     ) -> list[RolloutRecord]:
         try:
             import verifiers.v1 as vf
@@ -73,29 +103,54 @@ class VerifiersDriver(Driver):
             ) from e
         if api_key is not None:
             os.environ[API_KEY_VAR] = api_key
-        config = vf.resolve_env_config(
-            {"taskset": {"id": TASKSET_ID, "rows": [t.to_dict() for t in tasks]}}
-        )
+        spec: dict[str, Any] = {"taskset": {"id": TASKSET_ID, "rows": [t.to_dict() for t in tasks]}}
+        if self.framework_cap is not None:  # vf-eval's --env.player.max-turns
+            spec["player"] = {"max_turns": self.framework_cap, "runtime": {"type": "subprocess"}}
+        config = vf.resolve_env_config(spec)
         env = vf.load_environment(config)
+        read = gateway.policy.worst_case_seconds() + 30.0
         client = vf.EvalClientConfig(
-            base_url=base_url, api_key_var=API_KEY_VAR if api_key is not None else "OPENAI_API_KEY"
+            base_url=gateway.url,
+            api_key_var=API_KEY_VAR if api_key is not None else "OPENAI_API_KEY",
+            timeout=_timeout_config(read),
         )
         ctx = vf.ModelContext(model=model, client=client)
         gate = asyncio.Semaphore(concurrency)
         bar = _progress_bar(len(tasks)) if progress else None
+        out: dict[int, RolloutRecord] = {}
 
-        async def one(task: Task, vtask: Any) -> RolloutRecord:
+        async def one(index: int, task: Task, vtask: Any) -> None:
             async with gate:
+                if stop is not None and stop.is_set():
+                    return
                 clock = StepClock()
-                episode = await env.run_slot(RunSlot(vtask), ctx)
+                failures_before = len(gateway.failures)
+                try:
+                    episode = await env.run_slot(RunSlot(vtask), ctx)
+                    record = self._record(task, episode, clock)
+                except Exception as e:  # one bad task never sinks the others
+                    partial = getattr(e, "trajectory", None)
+                    if len(gateway.failures) > failures_before:  # the gateway saw why
+                        e = DriverError(
+                            f"{task.task_id}: {gateway.failures[-1]}",
+                            source=MODEL_ENDPOINT,
+                            log=str(e),
+                        )
+                    record = failure_record(self.name, task, e, clock=clock, trajectory=partial)
+            record.index = index
+            out[index] = record
+            if on_record is not None:
+                on_record(index, record)
             if bar is not None:
                 bar.update(1)
-            return self._record(task, episode, clock)
 
         try:
             async with env.serving():
-                runs = [one(t, v) for t, v in zip(tasks, env.taskset, strict=True)]
-                return list(await asyncio.gather(*runs))
+                runs = [
+                    one(i, t, v) for i, (t, v) in enumerate(zip(tasks, env.taskset, strict=True))
+                ]
+                await asyncio.gather(*runs)
+                return [out[i] for i in sorted(out)]
         finally:
             if bar is not None:
                 bar.close()
@@ -108,10 +163,12 @@ class VerifiersDriver(Driver):
         info = trace.info
         if not episode.ok or "episode" not in info or "reward" not in info:
             errors = [f"{e.type}: {e.message}" for e in (*episode.errors, *trace.errors)]
-            raise DriverError(
+            error = DriverError(
                 f"{task.task_id}: the Verifiers rollout failed (stop={trace.stop_condition}): "
                 + ("; ".join(errors) or "no trajectory in trace.info")
             )
+            error.trajectory = info.get("episode")  # type: ignore[attr-defined]
+            raise error
         clock.add_model_seconds(sum(call.time.duration for call in trace.calls))
         return make_record(
             self.name,

@@ -119,6 +119,26 @@ def test_gymnasium_rows_without_a_task_use_the_server_game(urls: dict[str, str])
     assert out["info"]["task"] == Task(game="othello", seed=3).to_dict()
 
 
+def test_gymnasium_the_agents_max_steps_settles_the_game(urls: dict[str, str]) -> None:
+    """The agent's cap reaches the server in the row (gamebridge_max_steps, set by
+    adapters.nemo_gym.agent): on the capped step core settles the game, the step's
+    reward is the settled total (the agent sums step rewards) and truncated is set."""
+    task = Task(game="othello", seed=4)
+    row = {**make_row(task), "gamebridge_max_steps": 2}
+    replies = ["<move>zz</move>", "<move>d3</move>"]
+    with httpx.Client(base_url=urls["gymnasium"], timeout=60) as env:
+        env.post("/reset", json=row).raise_for_status()
+        first = env.post("/step", json={**row, "response": response(replies[0])}).json()
+        last = env.post("/step", json={**row, "response": response(replies[1])}).json()
+    assert not first["terminated"] and not first["truncated"]
+    reference = Episode.replay(task, replies)
+    reference.settle()
+    assert last["truncated"] and not last["terminated"]
+    assert last["info"]["trajectory"] == reference.to_dict()
+    assert last["reward"] == reference.reward().total
+    assert reference.reward().components["margin"] == -1.0
+
+
 def test_gymnasium_sessions_are_independent(urls: dict[str, str]) -> None:
     row = make_row(Task(game="tictactoe", seed=1))
     with (
@@ -176,9 +196,12 @@ def test_tools_game_verify_returns_engine_reward(urls: dict[str, str]) -> None:
 
 
 def test_tools_a_stopped_game_is_settled(urls: dict[str, str]) -> None:
+    """A model that answers without a tool call stops playing (simple_agent ends its
+    loop): its closing text is not a move, in NeMo Gym as in TRL, and core settles
+    the game (Episode.settle: a loss by default, margin -1)."""
     task = Task(game="tictactoe", seed=2)
     row = make_row(task, "tools")
-    stop = response("I would rather stop here.")
+    stop = response("<move>0</move> I would rather stop here.")
     call = {
         "type": "function_call",
         "call_id": "c1",
@@ -191,24 +214,55 @@ def test_tools_a_stopped_game_is_settled(urls: dict[str, str]) -> None:
         tool_output = {"type": "function_call_output", "call_id": "c1", "output": output}
         stop["output"] = [call, tool_output, *stop["output"]]
         verify = env.post("/verify", json={**row, "response": stop}).json()
-    # The closing text is the model's last reply (a format failure here); the game
-    # then ends there, settled like a turn cap as the task says (a loss by default).
-    reference = Episode.replay(task, [{"move": "4"}, "I would rather stop here."])
+    reference = Episode.replay(task, [{"move": "4"}])
     reference.settle()
     assert verify["trajectory"] == reference.to_dict()
     assert verify["result"] == "loss" and verify["trajectory"]["termination"] == "stopped"
     assert verify["reward_breakdown"] == reference.reward().to_dict()
     assert verify["reward"] == reference.reward().total
+    assert verify["reward_breakdown"]["components"]["margin"] == -1.0
 
 
-def test_tools_a_closing_text_move_is_played(urls: dict[str, str]) -> None:
-    row = make_row(Task(game="tictactoe", seed=2), "tools")
+@pytest.mark.parametrize(
+    "body",
+    [
+        "4",
+        "2.5",
+        "null",
+        '["4"]',
+        '"4"',
+        '{"move": 4}',
+        '{"square": "4"}',
+        '{"move": "4", "x": 1}',
+        "",
+    ],
+)
+def test_tools_raw_arguments_are_judged_by_core(urls: dict[str, str], body: str) -> None:
+    """The agent posts the call's decoded arguments as the body, whatever they are:
+    core judges them (Episode.step_tool), no pydantic model refuses them first."""
+    task = Task(game="tictactoe", seed=2)
     with httpx.Client(base_url=urls["tools"], timeout=60) as env:
-        env.post("/seed_session", json=row).raise_for_status()
-        verify = env.post("/verify", json={**row, "response": response("<move>4</move>")}).json()
-    events = verify["trajectory"]["events"]
-    assert [(e["kind"], e["move"]) for e in events] == [("text", "4")]
-    assert verify["trajectory"]["termination"] == "stopped"
+        env.post("/seed_session", json=make_row(task, "tools")).raise_for_status()
+        reply = env.post("/make_move", content=body, headers={"content-type": "application/json"})
+        assert reply.status_code == 200, reply.text
+        verify = env.post("/verify", json={**make_row(task, "tools"), "response": response("")})
+    import json as _json
+
+    reference = Episode(task)
+    reference.reset()
+    assert reply.text == reference.step_tool(_json.loads(body) if body else None).observation
+    reference.settle()
+    assert verify.json()["trajectory"] == reference.to_dict()
+    assert reference.events[0]["error"] == "format"
+
+
+def test_tools_a_body_that_is_not_json_is_a_400(urls: dict[str, str]) -> None:
+    with httpx.Client(base_url=urls["tools"], timeout=60) as env:
+        env.post("/seed_session", json=make_row(Task(), "tools")).raise_for_status()
+        reply = env.post(
+            "/make_move", content="{nope", headers={"content-type": "application/json"}
+        )
+    assert reply.status_code == 400 and "JSON arguments" in reply.text
 
 
 def test_tools_abandoned_sessions_expire(urls: dict[str, str]) -> None:
@@ -242,3 +296,70 @@ def test_ng_run_config_validates_against_nemo_gym_models() -> None:
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["gymnasium", "games", "100"]
+
+
+@pytest.fixture(scope="module")
+def agent(urls: dict[str, str]) -> Iterator[str]:
+    """NeMo Gym's own GymnasiumAgent (adapters.nemo_gym.agent) over the gymnasium server,
+    the model being the scripted policy server (in this process)."""
+    from rollouts.drivers.nemo_gym import ROOT
+    from rollouts.policy_server import serve_in_thread
+    from rollouts.servers import start_server
+
+    with serve_in_thread("noisy:0.4/minimax:1", seed=3) as model_url:
+        argv = ["python", "-m", "adapters.nemo_gym.agent", "--port", "{port}"]
+        argv += ["--resources-url", urls["gymnasium"], "--model-url", model_url]
+        argv += ["--max-steps", "40"]
+        env = {"PYTHONUNBUFFERED": "1"}
+        with start_server(argv, "/", env, str(nemo_python()), cwd=ROOT) as server:
+            yield server.base_url
+
+
+def test_agent_aggregate_metrics_report_core_outcome_rates(agent: str) -> None:
+    """Rows through NeMo Gym's agent (``/run``), then its ``/aggregate_metrics`` (what
+    ``ng_collect_rollouts`` calls): the key metrics hold core's rates over the games."""
+    from core.metrics import RATE_KEYS, outcome_rates
+
+    rows = [make_row(Task(game=g, seed=s)) for g in ("tictactoe", "connect_four") for s in (1, 2)]
+    runs = []
+    with httpx.Client(base_url=agent, timeout=120) as client:
+        for index, row in enumerate(rows):
+            run = client.post("/run", json=row)
+            assert run.status_code == 200, run.text
+            runs.append({**run.json(), "_ng_task_index": index, "_ng_rollout_index": 0})
+        out = client.post("/aggregate_metrics", json={"verify_responses": runs})
+    assert out.status_code == 200, out.text
+    key = out.json()["key_metrics"]
+    expected = outcome_rates([r["info"]["trajectory"] for r in runs])
+    assert {k: key[k] for k in RATE_KEYS} == {k: expected[k] for k in RATE_KEYS}
+    assert expected["games"] == 4 and expected["invalid_move_rate"] > 0  # the noisy model
+    assert key["mean/reward"] == pytest.approx(sum(r["reward"] for r in runs) / 4)
+
+
+def test_agent_passes_the_resources_servers_reason_on(agent: str) -> None:
+    row = make_row(Task(game="tictactoe"))
+    row["task"]["depth"] = 99
+    with httpx.Client(base_url=agent, timeout=60) as client:
+        out = client.post("/run", json=row)
+    assert out.status_code == 422, out.text
+    body = out.json()
+    assert "depth must be an int in 1..12" in body["detail"]
+    assert body["upstream"].endswith("/reset") and body["upstream_status"] == 422
+
+
+def test_tools_server_aggregate_metrics(urls: dict[str, str]) -> None:
+    from core.metrics import outcome_rates
+
+    verified = []
+    for index, seed in enumerate((1, 2)):
+        row = make_row(Task(game="tictactoe", seed=seed, max_turns=2), "tools")
+        with httpx.Client(base_url=urls["tools"], timeout=60) as env:
+            env.post("/seed_session", json=row).raise_for_status()
+            env.post("/make_move", json={"move": "4" if seed == 1 else "zz"})
+            done = env.post("/verify", json={**row, "response": response("<move>0</move>")})
+            verified.append({**done.json(), "_ng_task_index": index, "_ng_rollout_index": 0})
+    with httpx.Client(base_url=urls["tools"], timeout=60) as env:
+        key = env.post("/aggregate_metrics", json={"verify_responses": verified}).json()
+    expected = outcome_rates([v["trajectory"] for v in verified])
+    assert key["key_metrics"]["invalid_move_rate"] == expected["invalid_move_rate"] > 0
+    assert key["agent_metrics"]["loss_rate"] == expected["loss_rate"]

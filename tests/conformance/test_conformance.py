@@ -8,10 +8,15 @@ for tool-calling drivers) event by event, and so must the reward breakdown.
 
 Each driver runs all games' tasks in one ``run`` (one server start for the
 server-based drivers); the per-game tests read their slice.
+
+Bridged OpenSpiel games (``BRIDGED``, when OpenSpiel is installed) run too,
+against the MCTS opponent, with a low turn cap so they stay cheap; they have no
+golden transcripts (their trajectories depend on OpenSpiel's version).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from collections.abc import Callable, Iterator
 from functools import cache
@@ -27,7 +32,22 @@ from rollouts.drivers.core import CoreDriver
 
 POLICY = "noisy:0.3/minimax:1"
 TASKS_PER_GAME = 2
-GAMES = list_games()
+BRIDGED = (
+    [
+        "openspiel:breakthrough",
+        "openspiel:chess",
+        "openspiel:clobber",
+        "openspiel:dots_and_boxes",
+        "openspiel:go(board_size=5)",
+        "openspiel:hex(board_size=5)",
+    ]
+    if importlib.util.find_spec("pyspiel") is not None
+    else []
+)
+BRIDGED_MAX_TURNS = 6
+"""Model turns per bridged game: enough for replies, rejections and MCTS answers."""
+NATIVE = list_games()
+GAMES = NATIVE + BRIDGED
 TOOL_DRIVERS = frozenset({"nemo_gym_tools", "openenv_tools", "ors", "trl"})
 """Drivers whose model moves by ``make_move`` tool call (reference: core's tool mode)."""
 NEMO_DRIVERS = frozenset({"nemo_gym", "nemo_gym_tools"})
@@ -35,7 +55,13 @@ UNDER_TEST = [name for name in DRIVERS if name != "core"]
 
 
 def _tasks() -> list[Task]:
-    return [t for game in GAMES for t in make_tasks(TASKS_PER_GAME, seed=11, game=game)]
+    native = [t for game in NATIVE for t in make_tasks(TASKS_PER_GAME, seed=11, game=game)]
+    bridged = [
+        t
+        for game in BRIDGED
+        for t in make_tasks(TASKS_PER_GAME, seed=11, game=game, max_turns=BRIDGED_MAX_TURNS)
+    ]
+    return native + bridged
 
 
 @pytest.fixture(scope="module")
@@ -103,7 +129,8 @@ GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 
 @pytest.mark.parametrize(
     ("game", "driver"),
-    [pytest.param(g, d, id=f"{g}-{d}") for d in ("core", "core_tools") for g in GAMES] + _params(),
+    [pytest.param(g, d, id=f"{g}-{d}") for d in ("core", "core_tools") for g in NATIVE]
+    + [p for p in _params() if p.values[0] in NATIVE],
 )
 def test_driver_matches_golden(
     game: str, driver: str, records: Callable[[str], dict[str, list[RolloutRecord]]]

@@ -105,7 +105,7 @@ def test_the_turn_cap_settles_the_game(settled: str) -> None:
     assert last.done and episode.termination == "turn_cap" and episode.result == settled
     components = episode.reward().components
     assert components["win"] == {"loss": 0.0, "draw": 0.5}[settled]
-    assert components["margin"] <= 0.0
+    assert components["margin"] == {"loss": -1.0, "draw": 0.0}[settled]
 
 
 def test_step_after_done_raises_and_changes_nothing() -> None:
@@ -134,7 +134,7 @@ def test_tool_moves_take_the_same_path() -> None:
             b.info["move"],
         )
     assert text.state == tool.state
-    assert Episode(Task()).reset() and tool.step_move(7).info["error"] == "invalid_move"  # type: ignore[arg-type]
+    assert tool.step_move(7).info["error"] == "format"
 
 
 @pytest.mark.parametrize("game", GAMES)
@@ -202,7 +202,7 @@ def test_settle_scores_a_stopped_game_like_a_turn_cap(settled: str) -> None:
     result = episode.settle()
     assert result.done and episode.termination == "stopped" and episode.result == settled
     assert result.reward == episode.reward().total
-    assert episode.reward().components["margin"] <= 0.0
+    assert episode.reward().components["margin"] == {"loss": -1.0, "draw": 0.0}[settled]
     with pytest.raises(EpisodeFinishedError):
         episode.settle()
     assert Episode.from_trajectory(episode.to_dict()).to_dict() == episode.to_dict()
@@ -210,18 +210,83 @@ def test_settle_scores_a_stopped_game_like_a_turn_cap(settled: str) -> None:
 
 @pytest.mark.parametrize("bad", [None, 7, 2.5, True, b"<move>4</move>", ["4"]])
 def test_non_text_replies_are_rejected_recorded_and_replayed(bad: object) -> None:
-    """A framework handing over something that is not text (a tool argument that
-    parsed as a number, bytes, None) gets a recorded rejection; the trajectory
-    stays JSON and replays identically."""
-    for use_tool in (False, True):
+    """A framework handing over something that is not text (bytes, None, a number)
+    gets a recorded format rejection; the trajectory stays JSON and replays identically."""
+    episode = Episode(Task(game="tictactoe", seed=1))
+    episode.reset()
+    before = episode.state
+    result = episode.step(bad)  # type: ignore[arg-type]
+    assert not result.info["valid"] and not result.done and episode.state == before
+    assert result.info["error"] == "format"
+    episode.step("<move>4</move>")
+    trajectory = json.loads(json.dumps(episode.to_dict()))
+    if isinstance(bad, (bytes, list)):
+        return  # recorded as repr: JSON-safe, not replayable as the original object
+    assert Episode.from_trajectory(trajectory).to_dict() == trajectory
+
+
+# Every JSON type a tool call's arguments can take, and the shapes that are not {"move": text}.
+RAW_ARGUMENTS = [
+    4,
+    2.5,
+    None,
+    True,
+    "4",
+    ["4"],
+    {},
+    {"move": 4},
+    {"move": 4.0},
+    {"move": None},
+    {"move": ["4"]},
+    {"move": {"square": "4"}},
+    {"square": "4"},
+    {"move": "4", "why": "the centre"},
+]
+
+
+@pytest.mark.parametrize("arguments", RAW_ARGUMENTS, ids=repr)
+def test_tool_arguments_are_judged_in_core(arguments: object) -> None:
+    """Anything but exactly {"move": <text>} is a format failure, charged like a bad
+    text reply, recorded as it came (JSON), and replayed to the same rejection."""
+    tool, text = Episode(Task(game="tictactoe", seed=1)), Episode(Task(game="tictactoe", seed=1))
+    tool.reset(), text.reset()
+    before = tool.state
+    result = tool.step_tool(arguments)
+    bad_text = text.step("I'll take the centre")
+    assert bad_text.info["error"] == "format"
+    assert not result.done and tool.state == before
+    assert (result.info["error"], result.info["format_ok"]) == ("format", False)
+    assert result.info["message"].startswith(("the arguments", 'the "move"', "unexpected"))
+    assert tool.invalid_moves == text.invalid_moves == 1
+    event = tool.events[-1]
+    assert event["kind"] == "tool" and event["reply"] == ({} if arguments is None else arguments)
+    tool.step_tool({"move": "4"})
+    text.step("<move>4</move>")
+    assert tool.state == text.state
+    for episode in (tool, text):
+        while not episode.done:
+            episode.step_tool({"move": episode.game.legal_moves_text(episode.state)[0]})
+    assert tool.reward().components == text.reward().components
+    trajectory = json.loads(json.dumps(tool.to_dict()))
+    assert trajectory == tool.to_dict()
+    assert Episode.from_trajectory(trajectory).to_dict() == trajectory
+
+
+def test_tool_arguments_that_are_not_json_are_recorded_as_repr() -> None:
+    for arguments in [b"4", ("4",), {"move": float("nan")}, {1: "4"}, {"move": object}]:
         episode = Episode(Task(game="tictactoe", seed=1))
         episode.reset()
-        before = episode.state
-        result = episode.step_move(bad) if use_tool else episode.step(bad)  # type: ignore[arg-type]
-        assert not result.info["valid"] and not result.done and episode.state == before
-        assert result.info["error"] == ("invalid_move" if use_tool else "format")
-        episode.step_move("4") if use_tool else episode.step("<move>4</move>")
-        trajectory = json.loads(json.dumps(episode.to_dict()))
-        if isinstance(bad, (bytes, list)):
-            continue  # recorded as repr: JSON-safe, not replayable as the original object
-        assert Episode.from_trajectory(trajectory).to_dict() == trajectory
+        result = episode.step_tool(arguments)
+        assert result.info["error"] == "format"
+        json.dumps(episode.events[-1]["reply"], allow_nan=False)  # JSON, always
+
+
+def test_a_well_formed_tool_call_records_its_move_text() -> None:
+    episode = Episode(Task(game="tictactoe", seed=1))
+    episode.reset()
+    episode.step_tool({"move": "zz"})
+    episode.step_tool({"move": " 4 "})
+    assert [(e["reply"], e["error"]) for e in episode.events] == [
+        ("zz", "invalid_move"),
+        (" 4 ", None),
+    ]

@@ -292,17 +292,20 @@ def test_openenv_ws_errors_are_replies_and_the_session_survives(
     _normal_episode_completes(OE, _url(reliability_servers, OE))
 
 
-def test_openenv_ws_oversize_message_closes_with_1009(
+def test_openenv_ws_oversize_message_is_that_steps_error(
     reliability_servers: dict[str, Any],
 ) -> None:
-    from websockets.exceptions import ConnectionClosed
+    """Over the limit: an error reply, and the session goes on (issue 15; it used to
+    close the connection with 1009, which ended the run)."""
     from websockets.sync.client import connect
 
     with connect(_ws_url(reliability_servers), max_size=None) as ws:
-        ws.send(json.dumps({"type": "step", "data": {"reply": "x" * (LIMIT[OE] + 1)}}))
-        with pytest.raises(ConnectionClosed) as closed:
-            ws.recv(timeout=TIMEOUT)
-    assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009
+        reset = {"type": "reset", "data": {"task": Task(seed=1).to_dict()}}
+        assert _ask(ws, reset)["type"] == "observation"
+        big = {"type": "step", "data": {"reply": "x" * (LIMIT[OE] + 1)}}
+        _error(_ask(ws, big), "MESSAGE_TOO_LARGE", "over the server's limit")
+        step = {"type": "step", "data": {"reply": "<move>4</move>"}}
+        assert _ask(ws, step)["type"] == "observation"
     _normal_episode_completes(OE, _url(reliability_servers, OE))
 
 

@@ -136,7 +136,7 @@ def test_compare_names_first_divergence(
         f"DIVERGENT: tictactoe: tamper diverges from core[text] on task #2 "
         f"({tasks[2].task_id}) at step {step}, field 'board'"
     ) in text
-    assert "FAILED: tictactoe: broken: RuntimeError: framework exploded" in text
+    assert "FAILED: tictactoe: broken: framework failed: RuntimeError: framework exploded" in text
     html = (tmp_path / "report.html").read_text()
     assert "Trajectories differ" in html and "tamper" in html
 
@@ -234,3 +234,37 @@ def test_serve_policy_subprocess() -> None:
         models = httpx.get(f"{srv.base_url}/v1/models").json()
         assert models["data"][0]["id"] == "scripted"
     assert srv.process.returncode is not None
+
+
+@pytest.mark.parametrize(
+    ("game", "why"),
+    [
+        ("chess", "unknown game 'chess'"),
+        ("openspiel:nope", "unknown OpenSpiel game 'nope'"),
+        ("openspiel:backgammon", "has chance events"),
+    ],
+)
+def test_a_bad_game_exits_2_with_one_line(
+    game: str, why: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("pyspiel")
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["eval", "--framework", "core", "--game", game, "-n", "1"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert why in err and "Traceback" not in err
+    assert err.strip().splitlines()[-1].startswith("gamebridge eval: error: argument --game:")
+
+
+def test_eval_plays_a_bridged_openspiel_game(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("pyspiel")
+    out = tmp_path / "eval.jsonl"
+    game = "openspiel:hex(board_size=5)"
+    assert cli.main(["eval", "--game", game, "-n", "2", "--out", str(out)]) == 0
+    records = read_records(out)
+    assert [r.task["game"] for r in records] == [game, game]
+    assert {r.task["opponent"] for r in records} == {"mcts"}
+    assert all(r.trajectory["result"] in ("win", "loss", "draw") for r in records)
+    assert "win rate" in capsys.readouterr().out

@@ -7,6 +7,7 @@ No training here (fast): the environment is a plain class, driven as
 from __future__ import annotations
 
 import inspect
+from typing import Any
 
 import pytest
 
@@ -72,7 +73,7 @@ def test_plays_the_same_game_as_core() -> None:
     for move in ["4", "4", "zz", "0", "8", "2", "6", "1", "3", "5", "7"]:
         if reference.done:
             break
-        assert env.make_move(move) == reference.step_move(move).observation
+        assert env.make_move(move=move) == reference.step_move(move).observation
     assert env.episode.to_dict() == reference.to_dict()
     assert env.get_reward() == reference.reward().total
 
@@ -80,27 +81,43 @@ def test_plays_the_same_game_as_core() -> None:
 def test_bad_moves_are_episode_events_not_exceptions() -> None:
     env = environment_class("tictactoe")()
     env.reset(game="tictactoe", seed=1, max_invalid_moves=1)
-    reply = env.make_move("not a cell")
+    reply = env.make_move(move="not a cell")
     assert "rejected" in reply
     event = env.episode.events[-1]
     assert event["error"] == "invalid_move"
-    assert env.make_move(4) != ""  # a number argument is a move text too (as the core driver)
-    assert env.episode.events[-1]["reply"] == "4"
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [{"move": 4}, {"move": None}, {"move": ["4"]}, {"square": "4"}, {"move": "4", "why": "x"}, {}],
+    ids=repr,
+)
+def test_tool_arguments_reach_core_as_trl_passes_them(arguments: dict[str, Any]) -> None:
+    """TRL calls ``make_move(**arguments)``: a number, a missing ``move`` or an extra
+    key is core's format rejection (an event, a penalty), never a TypeError that TRL
+    would turn into a free tool error, and never str()-ed into a move."""
+    env = environment_class("tictactoe")()
+    env.reset(game="tictactoe", seed=1)
+    reference = Episode(Task(game="tictactoe", seed=1))
+    reference.reset()
+    assert env.make_move(**arguments) == reference.step_tool(arguments).observation
+    assert env.episode.to_dict() == reference.to_dict()
+    assert env.episode.events[-1]["error"] == "format"
 
 
 def test_finished_game_answers_with_its_final_observation() -> None:
     env = GameEnvironment()
     env.reset(game="tictactoe", seed=2, max_invalid_moves=0)
-    final = env.make_move("x")  # one invalid reply over a budget of 0: forfeit
+    final = env.make_move(move="x")  # one invalid reply over a budget of 0: forfeit
     assert env.episode.done and env.episode.termination == "forfeit"
-    assert env.make_move("4") == final == env.episode.observation
+    assert env.make_move(move="4") == final == env.episode.observation
     assert len(env.episode.events) == 1
 
 
 def test_unfinished_game_is_settled_by_core() -> None:
     env = GameEnvironment()
     env.reset(game="tictactoe", seed=3)
-    env.make_move("4")
+    env.make_move(move="4")
     assert not env.episode.done
     total = env.get_reward()  # the model stopped calling the tool
     # Core's Episode.settle: scored like a turn cap, a loss by default.
@@ -119,7 +136,7 @@ def test_unfinished_game_is_settled_by_core() -> None:
 def test_use_before_reset_raises() -> None:
     env = GameEnvironment()
     with pytest.raises(EnvironmentNotResetError):
-        env.make_move("4")
+        env.make_move(move="4")
     with pytest.raises(EnvironmentNotResetError):
         env.get_reward()
 
@@ -152,7 +169,7 @@ def test_reward_functions_read_environments_and_rollout_keys() -> None:
     for seed in range(3):
         env = GameEnvironment()
         env.reset(game="tictactoe", seed=seed, opponent="random")
-        env.make_move("4")
+        env.make_move(move="4")
         envs.append(env)
     funcs = reward_functions()
     assert [f.__name__ for f in funcs] == [f"reward_{name}" for name in COMPONENTS]

@@ -1,0 +1,321 @@
+"""Where episodes run: ``thread`` (the driver's own pool, the default) or ``ray``.
+
+``run_tasks(driver, tasks, executor=...)`` is the one seam ``eval`` and
+``compare`` call instead of ``driver.run``:
+
+* ``thread``: ``driver.run(tasks, ...)`` unchanged (a thread pool of
+  ``concurrency`` inside this process, see ``rollouts.drivers.base``).
+* ``ray``: one Ray task per episode. Each task unpickles the driver on a Ray
+  worker and plays the episode there (:func:`play_one`): the worker has its own
+  session (its client, its environment server if the driver starts one) and
+  plays exactly the episode the thread executor would; the episode is still
+  ``core.Episode`` through the driver's framework, nothing is re-implemented.
+  Results come back in task order whatever order they finish in, so the JSONL
+  is the same file. A worker that dies (killed, out of memory, node lost) has
+  its episode re-run by Ray up to ``max_retries`` times; an episode that raises
+  is reported by task id and not retried (it would fail the same way).
+
+With no ``ray_address`` a local cluster of ``concurrency`` CPUs is started for
+the run (``ray.init(num_cpus=..., include_dashboard=False)``) and stopped
+after it; ``ray_address`` (``auto``, ``ray://head:10001``, ``head:6379``)
+joins an existing cluster instead, whose size then decides how many episodes
+run at once. If Ray is already initialised in this process (a test, a
+notebook), that cluster is used and left running. The model endpoint
+(``base_url``) must be reachable from the workers: on a real cluster, pass
+``--base-url`` of a server the nodes can reach, not the embedded one.
+"""
+
+from __future__ import annotations
+
+import atexit
+import sys
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import ExitStack
+from typing import TYPE_CHECKING, Any
+
+from rollouts.drivers.base import RolloutRecord, RunContext, as_tasks, failure_record
+
+if TYPE_CHECKING:
+    from core.tasks import Task
+    from rollouts.drivers.base import Driver
+
+EXECUTORS: tuple[str, ...] = ("thread", "ray")
+MAX_RETRIES = 3
+"""Ray re-runs an episode whose worker died this many times (Ray's own default)."""
+
+
+def run_tasks(
+    driver: Driver,
+    tasks: Iterable[Task | dict[str, Any]],
+    *,
+    base_url: str,
+    model: str,
+    api_key: str | None = None,
+    concurrency: int = 1,
+    progress: bool = False,
+    executor: str = "thread",
+    ray_address: str | None = None,
+    on_record: Callable[[int, RolloutRecord], None] | None = None,
+    stop: threading.Event | None = None,
+) -> list[RolloutRecord]:
+    """One record per task, in task order, run by ``executor``.
+
+    ``on_record(index, record)`` and ``stop`` mean what they mean for
+    ``Driver.run``: each record is handed over as soon as its episode ends (eval
+    writes it there), and once ``stop`` is set no new episode starts."""
+    if executor == "thread":
+        if ray_address is not None:
+            raise ValueError("--ray-address needs --executor ray")
+        return driver.run(
+            tasks,
+            base_url=base_url,
+            model=model,
+            api_key=api_key,
+            concurrency=concurrency,
+            progress=progress,
+            on_record=on_record,
+            stop=stop,
+        )
+    if executor == "ray":
+        return run_on_ray(
+            driver,
+            tasks,
+            base_url=base_url,
+            model=model,
+            api_key=api_key,
+            address=ray_address,
+            num_cpus=max(1, concurrency),
+            progress=progress,
+            on_record=on_record,
+            stop=stop,
+        )
+    raise ValueError(f"unknown executor {executor!r}; known: {', '.join(EXECUTORS)}")
+
+
+def _import_ray() -> Any:
+    try:
+        import ray
+    except ImportError as e:
+        raise ImportError("--executor ray needs Ray; install with: pip install -e '.[ray]'") from e
+    return ray
+
+
+_SESSIONS: dict[tuple[str, ...], tuple[ExitStack, RunContext]] = {}
+"""Per worker process: the open session of each plain driver (see :func:`play_one`)."""
+
+
+def _plain(driver: Driver) -> bool:
+    """The driver keeps the base ``run`` and ``session``: a client, nothing started."""
+    from rollouts.drivers.base import Driver
+
+    return type(driver).run is Driver.run and type(driver).session is Driver.session
+
+
+def _session(driver: Driver, base_url: str, model: str, api_key: str | None) -> RunContext:
+    key = (
+        type(driver).__module__,
+        type(driver).__qualname__,
+        repr(sorted(vars(driver).items())),
+        base_url,
+        model,
+        str(api_key),
+    )
+    if key not in _SESSIONS:
+        stack = ExitStack()
+        ctx = stack.enter_context(
+            driver.session(base_url=base_url, model=model, api_key=api_key, concurrency=1)
+        )
+        if not _SESSIONS:
+            atexit.register(_close_sessions)
+        _SESSIONS[key] = (stack, ctx)
+    return _SESSIONS[key][1]
+
+
+def _close_sessions() -> None:
+    for stack, _ in _SESSIONS.values():
+        stack.close()
+    _SESSIONS.clear()
+
+
+def play_one(
+    driver: Driver, task: dict[str, Any], base_url: str, model: str, api_key: str | None
+) -> dict[str, Any]:
+    """The body of one Ray task: the driver plays one episode on this worker.
+
+    A plain driver (the base ``run`` and ``session``: core, GEM, SkyRL Gym,
+    TRL) keeps one session per worker process, as the thread executor keeps
+    one per run (a new HTTP client costs ~0.1-0.7 s of CA-bundle loading);
+    any other driver (it starts a server, or runs a batch itself) runs
+    ``driver.run([task])``: a session for the episode, closed after it."""
+    from core.tasks import Task
+
+    if _plain(driver):
+        ctx = _session(driver, base_url, model, api_key)
+        record = driver.run_guarded(Task.from_dict(task), ctx, 0)
+    else:
+        (record,) = driver.run(
+            [task], base_url=base_url, model=model, api_key=api_key, concurrency=1
+        )
+    return record.to_dict()
+
+
+def run_on_ray(
+    driver: Driver,
+    tasks: Iterable[Task | dict[str, Any]],
+    *,
+    base_url: str,
+    model: str,
+    api_key: str | None = None,
+    address: str | None = None,
+    num_cpus: int = 2,
+    max_retries: int = MAX_RETRIES,
+    progress: bool = False,
+    on_record: Callable[[int, RolloutRecord], None] | None = None,
+    stop: threading.Event | None = None,
+) -> list[RolloutRecord]:
+    """Each task as one Ray task (1 CPU each); records in task order.
+
+    An episode that fails (its worker died more than ``max_retries`` times, or
+    Ray itself failed) gets a failure record, as on threads; each failure is
+    also printed as it happens. Once ``stop`` is set, episodes not yet started
+    are cancelled and left out.
+    """
+    ray = _import_ray()
+    task_list = as_tasks(tasks)
+    if not task_list:
+        return []
+    started = not ray.is_initialized()
+    if started:
+        if address:
+            ray.init(address=address, log_to_driver=False)
+        else:
+            ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False)
+    try:
+        remote = ray.remote(play_one).options(
+            num_cpus=1, max_retries=max_retries, retry_exceptions=False
+        )
+        driver_ref = ray.put(driver)
+        refs = [remote.remote(driver_ref, t.to_dict(), base_url, model, api_key) for t in task_list]
+        return _collect(
+            ray, refs, task_list, driver.name or type(driver).__name__, progress, on_record, stop
+        )
+    finally:
+        if started:
+            ray.shutdown()
+
+
+def _collect(
+    ray: Any,
+    refs: Sequence[Any],
+    tasks: Sequence[Task],
+    desc: str,
+    progress: bool,
+    on_record: Callable[[int, RolloutRecord], None] | None = None,
+    stop: threading.Event | None = None,
+) -> list[RolloutRecord]:
+    index = {ref: i for i, ref in enumerate(refs)}
+    results: list[RolloutRecord | None] = [None] * len(refs)
+    bar = _bar(len(refs), desc) if progress else None
+    pending = list(refs)
+    cancelled = False
+    try:
+        while pending:
+            if stop is not None and stop.is_set() and not cancelled:
+                cancelled = True
+                for ref in pending:  # running episodes finish; queued ones never start
+                    ray.cancel(ref, force=False)
+            done, pending = ray.wait(pending, num_returns=1, timeout=0.5)
+            for ref in done:
+                i = index[ref]
+                try:
+                    record = RolloutRecord.from_dict(ray.get(ref))
+                except Exception as e:  # reported per task; the others go on
+                    if cancelled and type(e).__name__ == "TaskCancelledError":
+                        continue
+                    cause = getattr(e, "cause", None) or e
+                    record = failure_record(desc, tasks[i], cause)
+                    lines = str(cause).strip().splitlines()
+                    message = f"{type(cause).__name__}: {lines[-1] if lines else ''}"
+                    print(f"{desc}: task {tasks[i].task_id} FAILED: {message}", file=sys.stderr)
+                record.index = i
+                results[i] = record
+                if on_record is not None:
+                    on_record(i, record)
+                if bar is not None:
+                    bar.update(1)
+    finally:
+        if bar is not None:
+            bar.close()
+    return [r for r in results if r is not None]
+
+
+def _bar(total: int, desc: str) -> Any:
+    try:
+        from tqdm import tqdm
+    except ImportError:  # progress bars are a nicety, not a requirement
+        return None
+    return tqdm(total=total, desc=f"{desc} (ray)", unit="ep")
+
+
+def check_every_game(n: int = 6, concurrency: int = 2, out_dir: str = "runs/eval-ray") -> int:
+    """``make eval-ray``: every game's tasks through the core driver on threads and
+    on a local Ray cluster of ``concurrency`` CPUs, both JSONL files written and
+    compared (trajectories, rewards and order). Returns an exit status."""
+    from pathlib import Path
+
+    from core import list_games
+    from core.tasks import make_tasks
+    from rollouts.drivers.core import CoreDriver
+    from rollouts.export import read_records, write_records
+    from rollouts.policy_server import serve_in_thread
+
+    ray = _import_ray()
+    out = Path(out_dir)
+    status = 0
+    ray.init(num_cpus=concurrency, include_dashboard=False, log_to_driver=False)
+    try:
+        with serve_in_thread("noisy:0.3/minimax:1", 0) as url:
+            for game in list_games():
+                tasks = make_tasks(n, seed=0, game=game, num_groups=min(4, n))
+                files = {}
+                for executor in EXECUTORS:
+                    records = run_tasks(
+                        CoreDriver(),
+                        tasks,
+                        base_url=url,
+                        model="scripted",
+                        concurrency=concurrency,
+                        executor=executor,
+                    )
+                    files[executor] = out / f"{game}-{executor}.jsonl"
+                    write_records(files[executor], records)
+                thread, on_ray = (read_records(files[e]) for e in EXECUTORS)
+                same = [(r.task, r.trajectory, r.reward) for r in thread] == [
+                    (r.task, r.trajectory, r.reward) for r in on_ray
+                ]
+                status |= 0 if same else 1
+                print(
+                    f"eval-ray: {game}: {len(on_ray)} episodes, "
+                    f"{'IDENTICAL' if same else 'DIFFERENT'} ({files['thread']} vs {files['ray']})",
+                    flush=True,
+                )
+    finally:
+        ray.shutdown()
+    return status
+
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="python -m rollouts.executors", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("-n", type=int, default=6, help="tasks per game (default %(default)s)")
+    parser.add_argument("--concurrency", type=int, default=2)
+    parser.add_argument("--out", default="runs/eval-ray")
+    parsed = parser.parse_args()
+    # The module proper, not __main__: Ray then pickles play_one by reference.
+    from rollouts.executors import check_every_game as check
+
+    raise SystemExit(check(parsed.n, parsed.concurrency, parsed.out))

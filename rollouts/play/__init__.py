@@ -1,0 +1,101 @@
+"""``gamebridge play``: play any game against the opponents or a model, watch a
+model play, replay runs — in the browser (a local web page) or the terminal.
+
+The CLI hook is :func:`add_parser` (one line in ``rollouts.cli.PLUGINS``);
+the page's server is :mod:`rollouts.play.app`, the game logic
+:mod:`rollouts.play.session` (every turn through ``core.Episode``), the
+replays :mod:`rollouts.play.replay`, the terminal mode
+:mod:`rollouts.play.terminal`.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+DEFAULT_PORT = 8765
+"""The port ``gamebridge play`` listens on; the HTML report's replay links here."""
+
+
+def add_parser(parser: argparse.ArgumentParser) -> None:
+    """play a game against an opponent or a model, watch a model, replay runs (web page)"""
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument(
+        "--port", type=int, default=DEFAULT_PORT, help="default %(default)s; 0 picks a free one"
+    )
+    parser.add_argument(
+        "--runs",
+        action="append",
+        default=None,
+        help="directory of records the replay may open (repeatable; default runs)",
+    )
+    parser.add_argument(
+        "--base-url", default=None, help="an OpenAI-compatible endpoint to offer as a model"
+    )
+    parser.add_argument("--model", default=None, help="the model name at --base-url")
+    parser.add_argument("--api-key", default=None, help="default: $OPENAI_API_KEY")
+    parser.add_argument("--max-sessions", type=int, default=32, help="open games at once")
+    parser.add_argument(
+        "--idle-timeout", type=float, default=1800.0, help="seconds before an idle game is dropped"
+    )
+    term = parser.add_argument_group("terminal mode (--terminal)")
+    term.add_argument("--terminal", action="store_true", help="play in the terminal, no browser")
+    term.add_argument("--game", default="tictactoe")
+    term.add_argument("--side", type=int, default=0, help="your side: 0 moves first")
+    term.add_argument(
+        "--against",
+        choices=("opponent", "model"),
+        default="opponent",
+        help="the built-in opponent or the model (scripted --policy, or --base-url)",
+    )
+    term.add_argument("--opponent", choices=("minimax", "random"), default="minimax")
+    term.add_argument("--depth", type=int, default=2)
+    term.add_argument("--rmp", type=float, default=0.0, help="opponent random-move probability")
+    term.add_argument("--policy", default="minimax:2", help="the scripted model's policy")
+    term.add_argument("--seed", type=int, default=0)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import sys
+
+    if args.base_url and not args.model:
+        print("gamebridge play: --base-url needs --model", file=sys.stderr)
+        return 2
+    if args.terminal:
+        from rollouts.play.terminal import run_terminal
+
+        return run_terminal(args)
+    return serve(args)
+
+
+def serve(args: argparse.Namespace) -> int:
+    """Run the page's server in the foreground; prints its URL once listening."""
+    import socket
+    import sys
+    from pathlib import Path
+
+    import uvicorn
+
+    from rollouts.play.app import Endpoint, create_app
+
+    endpoint = Endpoint(args.base_url, args.model, args.api_key) if args.base_url else None
+    runs = [Path(p) for p in (args.runs or ["runs"])]
+    app = create_app(
+        runs=runs, endpoint=endpoint, cap=args.max_sessions, idle_seconds=args.idle_timeout
+    )
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((args.host, args.port))
+    except OSError as e:
+        print(f"gamebridge play: cannot listen on {args.host}:{args.port}: {e}", file=sys.stderr)
+        return 2
+    sock.listen(128)
+    port = sock.getsockname()[1]
+    print(f"gamebridge play: http://{args.host}:{port}/", flush=True)
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        sock.close()
+    return 0

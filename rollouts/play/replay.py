@@ -1,0 +1,165 @@
+"""Replay a ``runs/*.jsonl`` record (eval, compare, demo) step by step.
+
+Each recorded episode is replayed through ``core.Episode`` from its task and
+its replies, frame by frame: the board (``Game.board_view``), the observation
+the model read before the turn, its raw reply, what core made of it, the
+invalid-move budget left, and at the end the reward breakdown. Whether the
+replay reproduces the recorded trajectory exactly is reported too
+(``verified``).
+
+Files are read only inside the allowed roots (``gamebridge play --runs DIR``,
+default ``runs``): the page names a file, never an arbitrary path.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from core.episode import Episode
+from core.games import make_game
+from rollouts.play.session import PlayError
+
+MAX_FILE_BYTES = 64 * 1024 * 1024
+MAX_LISTED = 500
+
+
+def list_runs(roots: list[Path]) -> list[dict[str, Any]]:
+    """The ``*.jsonl`` files under each root, newest first (at most ``MAX_LISTED``)."""
+    found = []
+    for root in roots:
+        if not root.is_dir():
+            continue
+        for path in root.rglob("*.jsonl"):
+            if path.is_file():
+                found.append((path.stat().st_mtime, path))
+    found.sort(key=lambda x: (-x[0], str(x[1])))
+    return [{"path": str(p), "name": _display(p, roots)} for _, p in found[:MAX_LISTED]]
+
+
+def _display(path: Path, roots: list[Path]) -> str:
+    for root in roots:
+        try:
+            return str(Path(root.name) / path.relative_to(root))
+        except ValueError:
+            continue
+    return str(path)
+
+
+def resolve(name: str, roots: list[Path]) -> Path:
+    """``name`` (absolute, or relative to a root or its parent) as a file inside a root."""
+    if not isinstance(name, str) or not name.strip() or "\x00" in name:
+        raise PlayError("name a runs/*.jsonl file")
+    raw = Path(name.strip())
+    candidates = (
+        [raw] if raw.is_absolute() else [r / raw for r in roots] + [r.parent / raw for r in roots]
+    )
+    for cand in candidates:
+        try:
+            path = cand.resolve()
+        except OSError:
+            continue
+        if not any(path == r or r in path.parents for r in roots):
+            continue
+        if path.suffix != ".jsonl":
+            raise PlayError(f"{name!r} is not a .jsonl file")
+        if path.is_file():
+            return path
+    where = ", ".join(str(r) for r in roots)
+    raise PlayError(
+        f"no records file {name!r} inside {where} (start gamebridge play with --runs DIR "
+        "to open files elsewhere)",
+        status=404,
+    )
+
+
+def read_rows(path: Path) -> list[dict[str, Any]]:
+    """The records of a JSONL file (blank lines skipped)."""
+    if path.stat().st_size > MAX_FILE_BYTES:
+        raise PlayError(f"{path} is over {MAX_FILE_BYTES} bytes", status=413)
+    rows = []
+    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError as e:
+            raise PlayError(f"{path.name} line {i} is not JSON: {e}") from e
+        if not isinstance(row, dict) or not isinstance(row.get("trajectory"), dict):
+            raise PlayError(f"{path.name} line {i} is not a rollout record (no trajectory)")
+        rows.append(row)
+    return rows
+
+
+def label(i: int, row: dict[str, Any]) -> str:
+    traj = row["trajectory"]
+    return (
+        f"#{i} {row.get('framework', '?')} {traj.get('task_id', '')} "
+        f"({traj.get('result')}, {traj.get('termination')})"
+    )
+
+
+def frames(trajectory: dict[str, Any]) -> dict[str, Any]:
+    """Every frame of one recorded episode, replayed through core."""
+    try:
+        task = trajectory["task"]
+        events = list(trajectory.get("events") or [])
+        episode = Episode(task)
+    except (KeyError, TypeError, ValueError) as e:
+        raise PlayError(f"the record has no playable task: {e}") from e
+    game = make_game(episode.task.game)
+    max_invalid = episode.task.max_invalid_moves
+    observation = episode.reset()
+    out = [
+        {
+            "turn": 0,
+            "board": game.board_view(episode.state).to_dict(),
+            "board_text": game.render(episode.state),
+            "observation": None,
+            "reply": None,
+            "move": None,
+            "error": None,
+            "message": None,
+            "opponent_moves": list(episode.opponent_first),
+            "opening": list(episode.opening),
+            "invalid_left": max_invalid,
+        }
+    ]
+    for event in events:
+        if episode.done:
+            break
+        seen = observation
+        reply = event.get("reply")
+        result = episode.step_move(reply) if event.get("kind") == "tool" else episode.step(reply)
+        observation = result.observation
+        info = result.info
+        out.append(
+            {
+                "turn": info["turn"],
+                "board": game.board_view(episode.state).to_dict(),
+                "board_text": game.render(episode.state),
+                "observation": seen,
+                "reply": reply,
+                "kind": event.get("kind", "text"),
+                "move": info["move"],
+                "error": info["error"],
+                "message": info["message"],
+                "opponent_moves": info["opponent_moves"],
+                "invalid_left": max_invalid - info["invalid_moves"],
+            }
+        )
+    if trajectory.get("termination") == "stopped" and not episode.done:
+        episode.settle()
+    replayed = episode.to_dict()
+    return {
+        "frames": out,
+        "system_prompt": episode.system_prompt,
+        "final_observation": observation,
+        "result": replayed["result"],
+        "termination": replayed["termination"],
+        "reward": replayed["reward"],
+        "verified": replayed == trajectory,
+        "game": {"name": game.spec.name, "title": game.spec.title},
+        "model_player": episode.task.model_player,
+    }

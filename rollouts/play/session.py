@@ -1,0 +1,429 @@
+"""One game at the play page (or the terminal): who sits where, and every turn
+through ``core.Episode``.
+
+The episode's seat (``task.model_player``) is the side a model would play:
+
+* **play, against the built-in opponent**: the person sits in the seat and
+  moves with ``Episode.step_move`` (a click is a structured move, like a tool
+  call); the built-in opponent answers inside ``step``.
+* **play, against a model**: the model sits in the seat and replies with text
+  (``Episode.step``); the person is the opponent, a ``MoveListOpponent`` of the
+  moves clicked so far. When the episode asks it for a move it does not have
+  yet (``NoMoveLeftError``), the page shows that position and waits; the next
+  click is added and the episode is replayed from the task (every reply and
+  every click so far), so its state is always core's replay of the same moves.
+* **watch**: the model in the seat against the built-in opponent, one model
+  turn per ``step()``.
+
+Nothing here knows a rule: boards come from ``Game.board_view``, legality
+from ``parse_move``, turns, budgets and rewards from the episode.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from core.episode import Episode
+from core.games import make_game
+from core.games.base import GameError
+from core.opponents import MoveListOpponent, NoMoveLeftError
+from core.tasks import Task, TaskError
+
+Mode = Literal["play", "watch"]
+Other = Literal["opponent", "model"]
+
+
+class PlayError(ValueError):
+    """A request the session cannot carry out (the page shows the message);
+    ``status`` is the HTTP status the app answers with."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class Model(Protocol):
+    """A model: the conversation so far in, the raw reply text out."""
+
+    name: str
+
+    def reply(self, messages: list[dict[str, Any]]) -> str: ...
+
+
+class ScriptedModel:
+    """The scripted policy (``core.players.ScriptedPlayer``, the one behind the
+    policy server): reads the conversation as a model would."""
+
+    def __init__(self, policy: str, seed: int = 0) -> None:
+        from core.players import PolicyError, ScriptedPlayer
+
+        try:
+            self.player = ScriptedPlayer(policy, seed)
+        except PolicyError as e:
+            raise PlayError(str(e)) from e
+        self.name = f"scripted {policy}"
+
+    def reply(self, messages: list[dict[str, Any]]) -> str:
+        try:
+            return self.player.reply(messages)
+        except ValueError as e:  # ConversationError: it cannot read this conversation
+            raise PlayError(f"the scripted model cannot answer: {e}", status=502) from e
+
+
+class EndpointModel:
+    """Any OpenAI-compatible chat endpoint (vLLM serving a trained model, an API)."""
+
+    def __init__(self, base_url: str, model: str, api_key: str | None = None) -> None:
+        from rollouts.llm import ChatClient
+
+        self.client = ChatClient(base_url, model, api_key, max_retries=1)
+        self.name = f"{model} at {base_url}"
+
+    def reply(self, messages: list[dict[str, Any]]) -> str:
+        import httpx
+
+        from rollouts.llm import ModelError
+
+        try:
+            return self.client.complete(messages).text
+        except (ModelError, httpx.HTTPError) as e:
+            raise PlayError(f"the model endpoint failed: {e}", status=502) from e
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What the page's form chose."""
+
+    game: str = "tictactoe"
+    mode: Mode = "play"
+    side: int = 0
+    """play: the person's side; watch: the model's side."""
+    other: Other = "opponent"
+    """play: who plays the person's other side (watch: always the opponent)."""
+    opponent: str = "minimax"
+    depth: int = 2
+    random_move_prob: float = 0.0
+    seed: int = 0
+    max_invalid_moves: int = 3
+
+    def person_plays(self) -> bool:
+        return self.mode == "play"
+
+    def model_in_seat(self) -> bool:
+        return self.mode == "watch" or self.other == "model"
+
+
+def _task(setup: Setup) -> Task:
+    game = make_game(setup.game) if _known(setup.game) else None
+    if game is None:
+        from core.games import list_games
+
+        raise PlayError(f"unknown game {setup.game!r}; known: {', '.join(list_games())}")
+    players = game.spec.num_players
+    if not (isinstance(setup.side, int) and 0 <= setup.side < players):
+        raise PlayError(f"side must be in 0..{players - 1} for {setup.game}, got {setup.side!r}")
+    seat = setup.side
+    if setup.mode == "play" and setup.other == "model" and players > 1:
+        seat = 1 - setup.side  # the model sits in the seat; the person is its opponent
+    try:
+        return Task(
+            game=setup.game,
+            seed=setup.seed,
+            model_player=seat,
+            opponent=setup.opponent,
+            depth=setup.depth,
+            random_move_prob=setup.random_move_prob,
+            max_invalid_moves=setup.max_invalid_moves,
+        )
+    except TaskError as e:
+        raise PlayError(str(e)) from e
+
+
+def _known(name: str) -> bool:
+    from core.games import list_games
+
+    return isinstance(name, str) and name in list_games()
+
+
+@dataclass
+class Turn:
+    """One reply in the seat as the page shows it (an episode event, or the
+    model's reply whose opponent answer, the person's, is still to come)."""
+
+    who: str
+    reply: Any
+    move: str | None
+    error: str | None
+    message: str | None
+    opponent_moves: list[str] = field(default_factory=list)
+
+
+class GameSession:
+    """One game. Thread-safe: every public method holds the session's lock."""
+
+    def __init__(self, setup: Setup, model: Model | None = None) -> None:
+        if (
+            setup.mode == "play"
+            and _known(setup.game)
+            and make_game(setup.game).spec.num_players == 1
+        ):
+            setup = dataclasses.replace(setup, other="opponent")  # one player: nobody else
+        self.setup = setup
+        self.task = _task(setup)
+        self.game = make_game(setup.game)
+        self.two_players = self.game.spec.num_players > 1
+        if setup.model_in_seat() and model is None:
+            raise PlayError("this game needs a model; choose one")
+        self.model = model if setup.model_in_seat() else None
+        self.lock = threading.Lock()
+        self.created = self.last_used = time.monotonic()
+        self.person_moves: list[str] = []
+        """play vs model: the person's moves, in order (the MoveListOpponent's list)."""
+        self.replies: list[Any] = []
+        """The seat's replies: the model's text, or the person's {"move": ...}."""
+        self.observations: list[str] = []
+        self.waiting: Any = None
+        """play vs model: the position where the person is to move, else None."""
+        self.pending_move: str | None = None
+        self.episode = Episode(self.task)
+        self._rebuild()
+        self._model_turns_if_playing()
+
+    # --- the episode ------------------------------------------------------------------
+    def _rebuild(self) -> None:
+        """The episode from the task and every reply and move so far."""
+        person_opponent = self.setup.mode == "play" and self.setup.other == "model"
+        opponent = MoveListOpponent(self.person_moves) if person_opponent else None
+        episode = Episode(self.task, opponent=opponent)
+        observations: list[str] = []
+        self.waiting, self.pending_move = None, None
+        try:
+            observations.append(episode.reset())
+            for reply in self.replies:
+                result = (
+                    episode.step_move(reply["move"])
+                    if isinstance(reply, dict)
+                    else episode.step(reply)
+                )
+                observations.append(result.observation)
+        except NoMoveLeftError as e:
+            self.waiting = e.state
+            self.pending_move = e.move
+        self.episode = episode
+        self.observations = observations
+
+    def _step_live(self, reply: Any) -> None:
+        """Apply one seat reply to the live episode (no replay needed: no person
+        is waited for inside ``step``)."""
+        episode = self.episode
+        result = (
+            episode.step_move(reply["move"]) if isinstance(reply, dict) else episode.step(reply)
+        )
+        self.replies.append(reply)
+        self.observations.append(result.observation)
+
+    def messages(self) -> list[dict[str, Any]]:
+        """The conversation the model in the seat has seen (text mode)."""
+        msgs: list[dict[str, Any]] = [{"role": "system", "content": self.episode.system_prompt}]
+        for i, obs in enumerate(self.observations):
+            msgs.append({"role": "user", "content": obs})
+            if i < len(self.replies):
+                msgs.append({"role": "assistant", "content": str(self.replies[i])})
+        return msgs
+
+    def _model_turn(self) -> None:
+        if self.model is None:
+            raise PlayError("nobody is to move here but you", status=409)
+        reply = self.model.reply(self.messages())
+        if self.setup.mode == "play":  # the person is the opponent: replay with them
+            self.replies.append(reply)
+            self._rebuild()
+        else:
+            self._step_live(reply)
+
+    def _model_turns_if_playing(self) -> None:
+        """play vs model: let the model reply until it is the person's turn."""
+        if self.setup.mode != "play" or self.setup.other != "model":
+            return
+        limit = self.task.turn_limit() + 1
+        while self.model_to_move() and limit > 0:
+            self._model_turn()
+            limit -= 1
+
+    # --- whose turn -------------------------------------------------------------------
+    def person_to_move(self) -> bool:
+        if self.setup.mode != "play" or self.episode.done:
+            return False
+        if self.setup.other == "model" and self.two_players:
+            return self.waiting is not None
+        return True
+
+    def model_to_move(self) -> bool:
+        if self.model is None or self.episode.done:
+            return False
+        return self.waiting is None
+
+    # --- actions ----------------------------------------------------------------------
+    def move(self, text: Any) -> None:
+        """The person's move (a click or typed text)."""
+        if not isinstance(text, str) or not text.strip():
+            raise PlayError("a move must be non-empty text")
+        if self.episode.done:
+            raise PlayError("the game is over; start a new one", status=409)
+        if not self.person_to_move():
+            raise PlayError("it is not your turn", status=409)
+        if self.setup.other == "model" and self.two_players:
+            # The person is the episode's opponent: an opponent's move must be legal.
+            try:
+                move = self.game.parse_move(self.waiting, text)
+            except GameError as e:
+                raise PlayError(str(e).splitlines()[0]) from e
+            self.person_moves.append(self.game.move_to_text(self.waiting, move))
+            self._rebuild()
+            self._model_turns_if_playing()
+        else:
+            # The person is in the seat: any text goes to the episode, which judges it
+            # (a typo costs an invalid-move retry, as it would cost a model).
+            self._step_live({"move": text.strip()})
+
+    def step(self) -> None:
+        """watch: one model turn (and the opponent's answer)."""
+        if self.setup.mode != "watch":
+            raise PlayError("step is for watch mode; click the board to play", status=409)
+        if self.episode.done:
+            raise PlayError("the game is over; start a new one", status=409)
+        self._model_turn()
+
+    # --- what the page shows ----------------------------------------------------------
+    def _turns(self) -> list[Turn]:
+        seat_who = "model" if self.setup.model_in_seat() else "you"
+        turns = [
+            Turn(
+                seat_who,
+                e["reply"],
+                e["move"],
+                e["error"],
+                e["message"],
+                list(e["opponent_moves"]),
+            )
+            for e in self.episode.events
+        ]
+        if self.waiting is not None and len(self.replies) > len(turns):
+            turns.append(Turn(seat_who, self.replies[-1], self.pending_move, None, None))
+        return turns
+
+    def view(self) -> dict[str, Any]:
+        """The JSON the page draws."""
+        ep, game, spec = self.episode, self.game, self.game.spec
+        state = self.waiting if self.waiting is not None else ep.state
+        board = game.board_view(state)
+        your_turn = self.person_to_move()
+        out: dict[str, Any] = {
+            "setup": self.setup.__dict__,
+            "task": self.task.to_dict(),
+            "game": {"name": spec.name, "title": spec.title, "players": list(spec.player_names)},
+            "model": self.model.name if self.model is not None else None,
+            "opponent": (
+                "you"
+                if self.setup.mode == "play" and self.setup.other == "model"
+                else f"{self.task.opponent}"
+                + (f" depth {self.task.depth}" if self.task.opponent == "minimax" else "")
+                + (
+                    f", random-move probability {self.task.random_move_prob:g}"
+                    if self.task.random_move_prob
+                    else ""
+                )
+            )
+            if self.two_players
+            else None,
+            "seat": self.task.model_player,
+            "you": self.setup.side if self.setup.mode == "play" else None,
+            "board": board.to_dict(),
+            "board_text": game.render(state),
+            "your_turn": your_turn,
+            "model_to_move": self.model_to_move(),
+            "legal_moves": (game.legal_moves_text(state) if your_turn and not board.typed else []),
+            "system_prompt": ep.system_prompt,
+            "observation": ep.observation,
+            "turns": [t.__dict__ for t in self._turns()],
+            "invalid_moves": ep.invalid_moves,
+            "invalid_left": self.task.max_invalid_moves - ep.invalid_moves,
+            "max_invalid_moves": self.task.max_invalid_moves,
+            "done": ep.done,
+            "person_moves": list(self.person_moves),
+            "replies": list(self.replies),
+        }
+        if ep.done:
+            out.update(
+                result=ep.result,
+                termination=ep.termination,
+                reward=ep.reward().to_dict(),
+                trajectory=ep.to_dict(),
+            )
+        return out
+
+
+# --- the session store ----------------------------------------------------------------
+
+
+class SessionStore:
+    """Open games by id: at most ``cap`` at once, each dropped after ``idle_seconds``
+    without a request (checked on every request; no background thread)."""
+
+    def __init__(
+        self,
+        cap: int = 32,
+        idle_seconds: float = 1800.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.cap = cap
+        self.idle_seconds = idle_seconds
+        self.clock = clock
+        self._sessions: dict[str, Any] = {}
+        self._lock = threading.Lock()
+        self.expired = 0
+
+    def _sweep(self) -> None:
+        now = self.clock()
+        for sid in [s for s, v in self._sessions.items() if now - v.last_used > self.idle_seconds]:
+            del self._sessions[sid]
+            self.expired += 1
+
+    def add(self, session: Any) -> str:
+        import secrets
+
+        with self._lock:
+            self._sweep()
+            if len(self._sessions) >= self.cap:
+                raise PlayError(
+                    f"too many open sessions ({self.cap}); close one, or wait until an idle one "
+                    f"expires ({self.idle_seconds:g} s without a request)",
+                    status=429,
+                )
+            sid = secrets.token_urlsafe(12)
+            session.last_used = self.clock()
+            self._sessions[sid] = session
+            return sid
+
+    def get(self, sid: str) -> Any:
+        with self._lock:
+            self._sweep()
+            session = self._sessions.get(sid)
+            if session is None:
+                raise PlayError(f"no session {sid[:40]!r} (closed, or idle too long)", status=404)
+            session.last_used = self.clock()
+            return session
+
+    def remove(self, sid: str) -> bool:
+        with self._lock:
+            return self._sessions.pop(sid, None) is not None
+
+    def __len__(self) -> int:
+        with self._lock:
+            self._sweep()
+            return len(self._sessions)

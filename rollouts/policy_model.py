@@ -1,0 +1,141 @@
+"""The policy server's transformers backend: a trained checkpoint behind the
+same endpoints as the scripted player (``gamebridge serve-policy --model-path``).
+
+``TransformersModel.answer(messages, use_tool)`` is ``PolicyModel.answer``'s
+twin: it returns the same ``Answer`` (text, or a ``make_move`` call with a
+deterministic call id), so chat completions (JSON and SSE), the Responses API
+and tool calls are answered exactly as the scripted backend answers them.
+
+The model reads what it was trained on:
+
+* ``context="observation"`` (default; ``gamebridge train recipe`` models): the
+  last observation (the last user or tool message) as the only user turn;
+* ``context="chat"``: the whole conversation through the tokenizer's chat
+  template (system prompt, every turn; tool calls rendered as text).
+
+Decoding is greedy by default (``temperature`` > 0 samples, seeded by the
+conversation). In tool mode the reply's ``<move>`` tag becomes the call's
+``move`` argument (core's parser reads it); a reply without one is passed on
+as it is, for the game to reject, as a model's bad tool argument would be.
+Generation runs under a lock: one request at a time (CPU).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+CONTEXTS = ("observation", "chat")
+
+
+class ModelPathError(ValueError):
+    """The model folder is missing or holds no model."""
+
+
+class TransformersModel:
+    """A causal LM checkpoint answering like ``PolicyModel``."""
+
+    def __init__(
+        self,
+        model_path: str | Path,
+        *,
+        model_name: str | None = None,
+        context: str = "observation",
+        temperature: float = 0.0,
+        max_new_tokens: int = 24,
+        threads: int = 1,
+    ) -> None:
+        if context not in CONTEXTS:
+            raise ValueError(f"context must be one of {CONTEXTS}, not {context!r}")
+        if not 0.0 <= temperature <= 10.0:
+            raise ValueError(f"temperature must be in [0, 10], not {temperature!r}")
+        path = Path(model_path)
+        if not (path / "config.json").is_file():
+            raise ModelPathError(f"{path} is not a model folder (no config.json)")
+        try:
+            import torch
+            from transformers import AutoModelForCausalLM
+        except ImportError as e:
+            raise ImportError(
+                "the transformers backend needs torch and transformers; "
+                "install with: pip install -e '.[trl]'"
+            ) from e
+        from rollouts.tiny import load_tokenizer
+
+        torch.set_num_threads(threads)
+        self.torch = torch
+        self.tokenizer = load_tokenizer(str(path))
+        self.model = AutoModelForCausalLM.from_pretrained(str(path))
+        self.model.eval()
+        self.model_path = str(path)
+        self.model_name = model_name or path.name
+        self.policy = f"model:{path}"
+        self.context = context
+        self.temperature = temperature
+        self.max_new_tokens = max_new_tokens
+        self._lock = threading.Lock()
+
+    def prompt(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The chat the model reads for ``messages``."""
+        from rollouts.policy_server import RequestError
+
+        if self.context == "chat":
+            return [
+                {
+                    "role": "system" if m["role"] == "developer" else m["role"],
+                    "content": m.get("content") or "",
+                }
+                for m in messages
+            ]
+        for m in reversed(messages):
+            if m["role"] in ("user", "tool"):
+                return [{"role": "user", "content": m.get("content") or ""}]
+        raise RequestError(
+            "the conversation has no observation (user or tool message) to answer",
+            status=422,
+            code="unplayable_conversation",
+        )
+
+    def generate(self, chat: list[dict[str, Any]]) -> tuple[str, int]:
+        """The model's reply text to ``chat`` and the prompt's token count."""
+        torch = self.torch
+        tok = self.tokenizer
+        ids = tok.apply_chat_template(
+            chat, tokenize=True, add_generation_prompt=True, return_dict=False
+        )
+        digest = hashlib.sha256(json.dumps(chat, sort_keys=True).encode()).digest()
+        sample = self.temperature > 0
+        with self._lock, torch.no_grad():
+            if sample:
+                torch.manual_seed(int.from_bytes(digest[:8], "big") % 2**63)
+            out = self.model.generate(
+                input_ids=torch.tensor([list(ids)]),
+                attention_mask=torch.ones(1, len(ids), dtype=torch.long),
+                do_sample=sample,
+                temperature=self.temperature if sample else None,
+                top_k=0 if sample else None,
+                max_new_tokens=self.max_new_tokens,
+                eos_token_id=tok.eos_token_id,
+                pad_token_id=tok.pad_token_id,
+            )
+        reply = out[0, len(ids) :].tolist()
+        return tok.decode(reply, skip_special_tokens=True).strip(), len(ids)
+
+    def answer(self, messages: list[dict[str, Any]], use_tool: bool) -> Any:
+        """The model's ``Answer`` (``rollouts.policy_server.Answer``)."""
+        from core.parsing import FormatError, parse_reply
+        from rollouts.policy_server import Answer, _digest
+
+        text, prompt_tokens = self.generate(self.prompt(messages))
+        convo = tuple((m["role"], m.get("content") or "") for m in messages)
+        call_id = "call_" + _digest("call", self.model_path, convo)
+        if use_tool:
+            try:
+                move = parse_reply(text).move
+            except FormatError:
+                move = text
+            return Answer(text="", move=move, call_id=call_id, prompt_tokens=prompt_tokens)
+        return Answer(text=text, move=None, call_id=call_id, prompt_tokens=prompt_tokens)

@@ -1,0 +1,851 @@
+"""``gamebridge train recipe``: the seed course's recipe end to end, on CPU.
+
+1. **Teacher games**: ``core.teacher`` (minimax-optimal, ties broken toward
+   the best chance against imperfect play) plays the model's side, both
+   sides, against the minimax opponent with a random-move probability spread
+   over 0-1 (stratified); games the teacher won or drew are kept (the seed's
+   filter). The teacher's own W/D/L on the held-out tasks is the ceiling row.
+2. **Tokenizer and model**: a byte-level BPE trained here on the decisions'
+   text, and a tiny ``Qwen2ForCausalLM`` from :data:`MODEL_CONFIG`.
+3. **SFT** (TRL ``SFTTrainer``): one row per decision, the observation as the
+   only user turn (core's text verbatim; no system prompt, no history, no
+   think text) and the teacher's ``<move>`` reply; unique decisions repeated
+   plus every decision (so frequent positions weigh more); loss on the whole
+   sequence by default (``--sft-loss assistant``: replies only).
+4. **GRPO** through the project's TRL adapter (``TextRollout(history="none")``),
+   stratified difficulty groups, one stage per random-move range (the seed's
+   0.2-0.7 then 0-0.25), ``--loss-type`` (default ``cispo``, the seed's).
+5. **Evaluation** after every stage through ``core.Episode`` (the same
+   ``TextRollout`` loop): held-out seeded games, both sides, against the
+   random and the optimal opponent, greedy and sampled; a W/D/L table with
+   legal-move and format rates and 95% Wilson intervals, as Markdown, JSON and
+   an SVG plot under ``runs/recipe-<game>/``, and (full runs) between markers
+   in docs/trl.md.
+
+A weaker start (the uniform-tie minimax as teacher, a quarter of the SFT
+steps) goes through the same RL stages, to show what RL adds where there is
+room (``--weak-start``, on by default for Tic-Tac-Toe).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import random
+import resource
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+MODEL_CONFIG: dict[str, Any] = {
+    "hidden_size": 96,
+    "intermediate_size": 288,
+    "num_hidden_layers": 3,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "max_position_embeddings": 1024,
+    "tie_word_embeddings": True,
+}
+"""About 0.38M parameters with a 512-token vocabulary. Chosen by cost: a
+training step of 64 decisions takes 0.29 CPU-seconds here, against 0.62 for
+hidden 128 / 4 layers (0.85M); see docs/trl.md for what each reached."""
+
+
+@dataclass(frozen=True)
+class GamePlan:
+    """What the recipe plays for one game."""
+
+    opponent_depth: int
+    """The minimax depth of the 'optimal' opponent (teacher games, RL, evaluation)."""
+    opponent_label: str
+    opening_plies: int
+    max_new_tokens: int
+    teacher_games: int
+    sft_steps: int
+    rl_steps: int
+    weak_start: bool
+
+
+PLANS: dict[str, GamePlan] = {
+    "tictactoe": GamePlan(9, "optimal (minimax:9)", 0, 8, 3000, 600, 20, True),
+    "connect_four": GamePlan(2, "minimax:2", 2, 8, 600, 600, 20, False),
+    "wordle": GamePlan(2, "-", 0, 12, 600, 600, 0, False),
+}
+"""Per-game budgets (Connect Four and Wordle reduced: see docs/trl.md)."""
+
+QUICK: dict[str, Any] = {
+    "teacher_games": 300,
+    "sft_steps": 150,
+    "rl_steps": 3,
+    "eval_games": 40,
+    "num_groups": 2,
+    "num_generations": 4,
+    "sampled": False,
+    "weak_start": "no",
+}
+"""``--quick``: a smoke run of every stage (a minute or two on 2 cores)."""
+
+
+@dataclass
+class RecipeSettings:
+    """Settings of ``gamebridge train recipe`` (0 / "" / "auto": the game's plan)."""
+
+    game: str = "tictactoe"
+    seed: int = 0
+    quick: bool = False
+    teacher_games: int = 0
+    unique_repeats: int = 2
+    sft_steps: int = 0
+    sft_batch_size: int = 64
+    sft_learning_rate: float = 2e-3
+    sft_loss: str = "sequence"
+    """``sequence`` (whole sequence, measured better) or ``assistant`` (replies only)."""
+    vocab_size: int = 512
+    rl_stages: str = "0.2-0.7,0-0.25"
+    """Random-move probability ranges, one GRPO stage each."""
+    rl_steps: int = -1
+    """GRPO steps per stage (-1: the game's plan; 0: no RL)."""
+    num_groups: int = 8
+    num_generations: int = 8
+    loss_type: str = "cispo"
+    epsilon_high: float = 5.0
+    rl_learning_rate: float = 2e-5
+    temperature: float = 1.0
+    """GRPO sampling temperature."""
+    rl_max_invalid_moves: int = 0
+    eval_games: int = 200
+    """Held-out games per opponent (sides alternate)."""
+    sampled: bool = True
+    """Also evaluate sampled play (at ``eval_temperature``)."""
+    eval_temperature: float = 1.0
+    weak_start: str = "auto"
+    """``yes``/``no``/``auto`` (the game's plan): the weaker-start arm."""
+    weak_sft_fraction: float = 0.25
+    weak_rl_learning_rate: float = 1e-4
+    """GRPO learning rate of the weaker start (it has room; the strong start keeps 2e-5)."""
+    threads: int = 1
+    """Torch threads (1: on a shared, overloaded machine a second thread mostly spins)."""
+    output_dir: str = ""
+    """Default ``runs/recipe-<game>`` (``-quick`` appended in quick mode)."""
+    docs: str = "auto"
+    """File whose recipe markers get the table (auto: docs/trl.md on full runs)."""
+    progress: bool = False
+
+
+def resolve(s: RecipeSettings) -> RecipeSettings:
+    """The settings with the game's plan and quick mode filled in."""
+    plan = PLANS.get(s.game)
+    if plan is None:
+        raise ValueError(f"the recipe knows {sorted(PLANS)}, not {s.game!r}")
+    values = asdict(s)
+    if s.quick:
+        for key, value in QUICK.items():
+            if values[key] == getattr(RecipeSettings(), key):
+                values[key] = value
+    for key in ("teacher_games", "sft_steps"):
+        if not values[key]:
+            values[key] = getattr(plan, key)
+    if values["rl_steps"] < 0:
+        values["rl_steps"] = plan.rl_steps
+    if values["weak_start"] == "auto":
+        values["weak_start"] = "yes" if plan.weak_start else "no"
+    if not values["output_dir"]:
+        values["output_dir"] = f"runs/recipe-{s.game}" + ("-quick" if s.quick else "")
+    if values["docs"] == "auto":
+        values["docs"] = "" if s.quick else "docs/trl.md"
+    if values["sft_loss"] not in ("sequence", "assistant"):
+        raise ValueError(f"sft_loss must be sequence or assistant, not {values['sft_loss']!r}")
+    if values["weak_start"] not in ("yes", "no"):
+        raise ValueError(f"weak_start must be yes, no or auto, not {values['weak_start']!r}")
+    parse_stages(values["rl_stages"])
+    return RecipeSettings(**values)
+
+
+def parse_stages(text: str) -> list[tuple[float, float]]:
+    """``"0.2-0.7,0-0.25"`` -> ``[(0.2, 0.7), (0.0, 0.25)]``."""
+    stages = []
+    for part in text.split(","):
+        if not part.strip():
+            continue
+        lo, sep, hi = part.strip().partition("-")
+        try:
+            a, b = float(lo), float(hi)
+        except ValueError:
+            raise ValueError(f"bad RL stage {part!r}: expected LOW-HIGH, e.g. 0.2-0.7") from None
+        if not sep or not 0.0 <= a <= b <= 1.0:
+            raise ValueError(f"bad RL stage {part!r}: need 0 <= LOW <= HIGH <= 1")
+        stages.append((a, b))
+    return stages
+
+
+# --- teacher games -----------------------------------------------------------------------------
+def eval_sets(s: RecipeSettings) -> dict[str, list[Any]]:
+    """The held-out tasks (their own seed, never trained on): per opponent."""
+    from core.tasks import make_tasks
+
+    plan = PLANS[s.game]
+    seed = 1_000_003 + s.seed
+    if s.game == "wordle":
+        return {"solve": make_tasks(s.eval_games, seed=seed, game="wordle")}
+    common = {"game": s.game, "opening_plies": plan.opening_plies, "max_random_move_prob": 0.0}
+    return {
+        "random": make_tasks(s.eval_games, seed=seed, opponent="random", **common),
+        "optimal": make_tasks(
+            s.eval_games, seed=seed + 1, opponent="minimax", depth=plan.opponent_depth, **common
+        ),
+    }
+
+
+def teacher_tasks(s: RecipeSettings) -> list[Any]:
+    """Teacher-game tasks: both sides, random-move probability spread over 0-1."""
+    from core.tasks import make_tasks
+
+    plan = PLANS[s.game]
+    return make_tasks(
+        s.teacher_games,
+        seed=7_000_001 + s.seed,
+        game=s.game,
+        opponent="minimax",
+        depth=plan.opponent_depth,
+        num_groups=10,
+        opening_plies=plan.opening_plies,
+    )
+
+
+def play_teacher(policy: Any, tasks: Sequence[Any]) -> list[Any]:
+    """Episodes of ``tasks`` with ``policy`` (an ``Opponent``) choosing the model's moves,
+    each reply a ``<move>`` tag through ``Episode.step``."""
+    from core.episode import Episode
+    from core.parsing import format_reply
+    from core.rng import derive_rng
+
+    episodes = []
+    for task in tasks:
+        ep = Episode(task)
+        ep.reset()
+        ply = 0
+        while not ep.done:
+            move = policy.choose(ep.game, ep.state, derive_rng(task.seed, "teacher", ply))
+            ep.step(format_reply(ep.game.move_to_text(ep.state, move)))
+            ply += 1
+        episodes.append(ep)
+    return episodes
+
+
+def decisions(episodes: Sequence[Any], keep: set[str]) -> list[tuple[str, str]]:
+    """(observation, reply) of every decision in the kept games (replayed from
+    the trajectory: each event's observation is the one before it)."""
+    from core.episode import Episode
+
+    out = []
+    for ep in episodes:
+        if ep.result not in keep:
+            continue
+        replay = Episode(ep.task)
+        obs = replay.reset()
+        for event in ep.events:
+            out.append((obs, str(event["reply"])))
+            obs = replay.step(event["reply"]).observation
+    return out
+
+
+def sft_rows(pairs: Sequence[tuple[str, str]], repeats: int, seed: int) -> list[dict[str, Any]]:
+    """Unique decisions ``repeats`` times plus every decision, shuffled."""
+    unique = list(dict.fromkeys(pairs))
+    chosen = unique * repeats + list(pairs)
+    random.Random(seed).shuffle(chosen)
+    return [
+        {"messages": [{"role": "user", "content": o}, {"role": "assistant", "content": r}]}
+        for o, r in chosen
+    ]
+
+
+# --- evaluation ---------------------------------------------------------------------------------
+def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The 95% Wilson score interval of ``k`` successes in ``n``."""
+    if n == 0:
+        return (0.0, 1.0)
+    p = k / n
+    d = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / d
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
+    return (round(max(0.0, centre - half), 4), round(min(1.0, centre + half), 4))
+
+
+def summarize(episodes: Sequence[Any]) -> dict[str, Any]:
+    """W/D/L counts, rates, intervals, legal-move and format rates of finished episodes."""
+    n = len(episodes)
+    w = sum(e.result == "win" for e in episodes)
+    d = sum(e.result == "draw" for e in episodes)
+    losses = n - w - d
+    replies = sum(len(e.events) for e in episodes)
+    legal = sum(1 for e in episodes for ev in e.events if ev["error"] is None)
+    formed = sum(1 for e in episodes for ev in e.events if ev["format_ok"])
+    out: dict[str, Any] = {
+        "games": n,
+        "wins": w,
+        "draws": d,
+        "losses": losses,
+        "win_rate": round(w / max(n, 1), 4),
+        "non_loss_rate": round((w + d) / max(n, 1), 4),
+        "win_ci": wilson(w, n),
+        "non_loss_ci": wilson(w + d, n),
+        "replies": replies,
+        "legal_move_rate": round(legal / max(replies, 1), 4),
+        "legal_move_ci": wilson(legal, replies),
+        "format_rate": round(formed / max(replies, 1), 4),
+    }
+    if episodes and episodes[0].game.spec.num_players == 1:
+        solved = [len(e.events) for e in episodes if e.result == "win"]
+        out["mean_guesses"] = round(sum(solved) / len(solved), 3) if solved else None
+    return out
+
+
+def evaluate_model(
+    model: Any,
+    tokenizer: Any,
+    sets: dict[str, list[Any]],
+    *,
+    max_new_tokens: int,
+    temperature: float = 0.0,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Held-out play of every set through ``core.Episode`` (``TextRollout`` with
+    one-decision prompts), greedy unless ``temperature`` > 0."""
+    import torch
+    from transformers import GenerationConfig
+
+    from adapters.trl.rollout import TextRollout
+
+    sample = temperature > 0
+    config = GenerationConfig(
+        do_sample=sample,
+        temperature=temperature if sample else None,
+        top_k=0 if sample else None,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        max_new_tokens=max_new_tokens,
+    )
+    rollout = TextRollout(max_new_tokens, history="none")
+    was_training = model.training
+    model.eval()
+    out = {}
+    try:
+        for name, tasks in sets.items():
+            torch.manual_seed(seed)
+            played = rollout.play(model, tokenizer, tasks, config, [tokenizer.eos_token_id], 0)
+            out[name] = summarize(played.episodes)
+    finally:
+        model.train(was_training)
+    return out
+
+
+# --- the run ---------------------------------------------------------------------------------------
+@dataclass
+class Clock:
+    """Wall and CPU seconds per stage, and the machine's load around them."""
+
+    start: float = field(default_factory=time.perf_counter)
+    marks: dict[str, float] = field(default_factory=dict)
+    load: list[tuple[str, list[float]]] = field(default_factory=list)
+
+    def mark(self, name: str) -> None:
+        self.marks[name] = round(time.perf_counter() - self.start, 1)
+        self.load.append((name, [round(x, 2) for x in os.getloadavg()]))
+
+    def figures(self) -> dict[str, Any]:
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        return {
+            "wall_seconds_at": self.marks,
+            "total_wall_seconds": round(time.perf_counter() - self.start, 1),
+            "process_cpu_seconds": round(usage.ru_utime + usage.ru_stime, 1),
+            "load_average_1_5_15": dict(self.load),
+            "cpus": os.cpu_count(),
+        }
+
+
+def _log(s: RecipeSettings, clock: Clock, text: str) -> None:
+    print(f"[recipe {time.perf_counter() - clock.start:6.0f}s] {text}", flush=True)
+
+
+def run_rl_stages(
+    s: RecipeSettings,
+    model: Any,
+    tokenizer: Any,
+    arm: str,
+    results: dict[str, Any],
+    sets: dict[str, list[Any]],
+    clock: Clock,
+    sampled: bool,
+    learning_rate: float | None = None,
+) -> Any:
+    """The GRPO stages for one arm, each followed by its evaluation (sampled
+    play too after the last stage when ``sampled``)."""
+    from adapters.trl.rollout import TextRollout
+    from rollouts.train_grpo import GRPOSettings, train_grpo
+
+    plan = PLANS[s.game]
+    stages = parse_stages(s.rl_stages)
+    for k, (lo, hi) in enumerate(stages, start=1):
+        stage = f"{arm}rl{k}"
+        grpo = GRPOSettings(
+            game=s.game,
+            mode="rollout_func",
+            num_tasks=s.rl_steps * s.num_groups,
+            opponent="minimax",
+            depth=plan.opponent_depth,
+            opening_plies=plan.opening_plies,
+            max_invalid_moves=s.rl_max_invalid_moves,
+            min_random_move_prob=lo,
+            max_random_move_prob=hi,
+            num_groups=s.num_groups,
+            num_generations=s.num_generations,
+            temperature=s.temperature,
+            learning_rate=s.rl_learning_rate if learning_rate is None else learning_rate,
+            loss_type=s.loss_type,
+            epsilon_high=s.epsilon_high,
+            max_steps=s.rl_steps,
+            max_completion_length=plan.max_new_tokens,
+            max_new_tokens=plan.max_new_tokens,
+            beta=0.0,
+            cpu=True,
+            seed=s.seed + 100 * k,
+            logging_steps=max(1, s.rl_steps // 5),
+            output_dir=str(Path(s.output_dir) / stage),
+        )
+        trainer = train_grpo(
+            grpo,
+            model=model,
+            tokenizer=tokenizer,
+            progress=s.progress,
+            rollout=TextRollout(plan.max_new_tokens, history="none"),
+        )
+        model = trainer.model
+        results["logs"][stage] = [h for h in trainer.state.log_history if "loss" in h]
+        clock.mark(stage)
+        label = f"{'weak ' if arm else ''}RL{k} ({lo:g}-{hi:g})"
+        record(s, model, tokenizer, stage, label, results, sets, sampled and k == len(stages))
+        _log(s, clock, ("(weak start) " if arm else "") + line(stage, results["stages"][stage]))
+    return model
+
+
+def record(
+    s: RecipeSettings,
+    model: Any,
+    tokenizer: Any,
+    key: str,
+    label: str,
+    results: dict[str, Any],
+    sets: dict[str, list[Any]],
+    sampled: bool,
+) -> None:
+    plan = PLANS[s.game]
+    entry = {
+        "label": label,
+        "greedy": evaluate_model(model, tokenizer, sets, max_new_tokens=plan.max_new_tokens),
+    }
+    if sampled:
+        entry["sampled"] = evaluate_model(
+            model,
+            tokenizer,
+            sets,
+            max_new_tokens=plan.max_new_tokens,
+            temperature=s.eval_temperature,
+            seed=s.seed,
+        )
+    results["stages"][key] = entry
+
+
+def line(key: str, entry: dict[str, Any]) -> str:
+    parts = [f"{entry['label']:<14}"]
+    for name, e in entry["greedy"].items():
+        parts.append(
+            f"{name}: {e['wins']}/{e['draws']}/{e['losses']} legal {e['legal_move_rate']:.3f}"
+        )
+    return "  ".join(parts)
+
+
+def sft(
+    s: RecipeSettings,
+    model: Any,
+    tokenizer: Any,
+    rows: list[dict[str, Any]],
+    steps: int,
+    name: str,
+    results: dict[str, Any],
+) -> None:
+    """SFT ``model`` in place (cosine decay, whole-sequence loss unless ``sft_loss``)."""
+    from rollouts.train_sft import run_sft
+
+    trainer = run_sft(
+        model,
+        tokenizer,
+        rows,
+        output_dir=str(Path(s.output_dir) / name),
+        max_steps=steps,
+        learning_rate=s.sft_learning_rate,
+        batch_size=s.sft_batch_size,
+        seed=s.seed,
+        max_length=512,
+        progress=s.progress,
+        assistant_only_loss=s.sft_loss == "assistant",
+        lr_scheduler_type="cosine",
+        warmup_steps=min(20, steps // 10),
+    )
+    results["logs"][name] = [h for h in trainer.state.log_history if "loss" in h]
+
+
+def weak_arm(settings: dict[str, Any], tokenizer_dir: str) -> None:
+    """The weaker start (its own process): the uniform-tie minimax as teacher,
+    ``weak_sft_fraction`` of the SFT steps, the same RL stages at
+    ``weak_rl_learning_rate``; greedy evaluation after each; writes
+    ``weak.json`` and ``weak-model/`` beside the main run."""
+    import torch
+
+    from core.opponents import MinimaxOpponent
+    from rollouts.tiny import build_model, load_tokenizer, save_tiny
+
+    s = RecipeSettings(**settings)
+    torch.set_num_threads(s.threads)
+    plan = PLANS[s.game]
+    out = Path(s.output_dir)
+    clock = Clock()
+    tokenizer = load_tokenizer(tokenizer_dir)
+    sets = eval_sets(s)
+    results: dict[str, Any] = {"stages": {}, "logs": {}}
+    keep = {"win"} if s.game == "wordle" else {"win", "draw"}
+    games = play_teacher(MinimaxOpponent(plan.opponent_depth), teacher_tasks(s))
+    rows = sft_rows(decisions(games, keep), s.unique_repeats, s.seed)
+    model = build_model(tokenizer, seed=s.seed, **MODEL_CONFIG)
+    sft(
+        s,
+        model,
+        tokenizer,
+        rows,
+        max(1, int(s.sft_steps * s.weak_sft_fraction)),
+        "weak-sft",
+        results,
+    )
+    clock.mark("weak-sft")
+    record(s, model, tokenizer, "weak-sft", "weak SFT", results, sets, False)
+    _log(s, clock, "(weak start) " + line("weak-sft", results["stages"]["weak-sft"]))
+    if s.rl_steps > 0:
+        model = run_rl_stages(
+            s, model, tokenizer, "weak-", results, sets, clock, False, s.weak_rl_learning_rate
+        )
+    save_tiny(model, tokenizer, out / "weak-model", {"recipe": asdict(s), "arm": "weak"})
+    results["timing"] = clock.figures()
+    (out / "weak.json").write_text(json.dumps(results, indent=2))
+
+
+def run_recipe(settings: RecipeSettings) -> dict[str, Any]:
+    """The whole recipe; returns (and writes) the results."""
+    from rollouts.tiny import _require
+
+    _require()
+    import torch
+
+    from core.teacher import make_teacher
+    from rollouts.tiny import (
+        PLAIN_CHAT_TEMPLATE,
+        TINY_MARKER,
+        build_model,
+        build_tokenizer,
+        save_tiny,
+    )
+
+    s = resolve(settings)
+    torch.set_num_threads(s.threads)
+    out = Path(s.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    clock = Clock()
+    results: dict[str, Any] = {"settings": asdict(s), "stages": {}, "logs": {}}
+    sets = eval_sets(s)
+
+    # 1. teacher games and the ceiling
+    teacher = make_teacher(s.game)
+    keep = {"win"} if s.game == "wordle" else {"win", "draw"}
+    games = play_teacher(teacher, teacher_tasks(s))
+    pairs = decisions(games, keep)
+    results["teacher"] = {
+        "name": teacher.name,
+        "games": len(games),
+        "kept": sum(g.result in keep for g in games),
+        "decisions": len(pairs),
+        "unique_decisions": len(set(pairs)),
+        "held_out": {name: summarize(play_teacher(teacher, tasks)) for name, tasks in sets.items()},
+    }
+    clock.mark("teacher")
+    _log(
+        s,
+        clock,
+        f"teacher {teacher.name}: {results['teacher']['kept']}/{len(games)} games kept, "
+        f"{len(pairs)} decisions ({results['teacher']['unique_decisions']} unique)",
+    )
+    for name, e in results["teacher"]["held_out"].items():
+        _log(s, clock, f"teacher ceiling vs {name}: {e['wins']}/{e['draws']}/{e['losses']}")
+    rows = sft_rows(pairs, s.unique_repeats, s.seed)
+
+    # 2. tokenizer and model
+    tokenizer = build_tokenizer(rows[:3000], s.vocab_size, PLAIN_CHAT_TEMPLATE)
+    model = build_model(tokenizer, seed=s.seed, **MODEL_CONFIG)
+    results["model"] = {
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "vocab": len(tokenizer),
+        "config": MODEL_CONFIG,
+        "sft_rows": len(rows),
+        "prompt_tokens_mean": round(
+            sum(
+                len(tokenizer.apply_chat_template(r["messages"][:1], add_generation_prompt=True))
+                for r in rows[:200]
+            )
+            / max(1, min(200, len(rows))),
+            1,
+        ),
+    }
+    # the weaker start runs beside the main arm, in its own process (the second core)
+    child = None
+    if s.weak_start == "yes":
+        import multiprocessing
+
+        tokenizer.save_pretrained(out / "tokenizer")
+        (out / "tokenizer" / TINY_MARKER).write_text("{}")
+        child = multiprocessing.get_context("spawn").Process(
+            target=weak_arm, args=(asdict(s), str(out / "tokenizer")), name="recipe-weak-start"
+        )
+        child.start()
+    record(s, model, tokenizer, "base", "base", results, sets, False)
+    clock.mark("base")
+    _log(s, clock, line("base", results["stages"]["base"]))
+
+    # 3. SFT
+    sft(s, model, tokenizer, rows, s.sft_steps, "sft", results)
+    clock.mark("sft")
+    record(s, model, tokenizer, "sft", "SFT", results, sets, s.sampled)
+    _log(s, clock, line("sft", results["stages"]["sft"]))
+
+    # 4-5. RL stages, each evaluated
+    if s.rl_steps > 0:
+        model = run_rl_stages(s, model, tokenizer, "", results, sets, clock, s.sampled)
+    save_tiny(model, tokenizer, out / "model", {"recipe": asdict(s)})
+
+    if child is not None:
+        child.join()
+        weak_file = out / "weak.json"
+        if child.exitcode != 0 or not weak_file.exists():
+            raise RuntimeError(f"the weaker-start process failed (exit code {child.exitcode})")
+        weak = json.loads(weak_file.read_text())
+        results["stages"].update(weak["stages"])
+        results["logs"].update(weak["logs"])
+        results["weak_timing"] = weak["timing"]
+    results["timing"] = clock.figures()
+    write_results(s, results)
+    return results
+
+
+# --- tables, plot, docs ----------------------------------------------------------------------
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}"
+
+
+def _ci(ci: Sequence[float]) -> str:
+    return f"[{ci[0]:.3f}, {ci[1]:.3f}]"
+
+
+def stage_table(results: dict[str, Any], decoding: str, keys: Sequence[str]) -> list[str]:
+    """One Markdown table: a row per stage, W/D/L in percent per held-out set."""
+    stages = results["stages"]
+    sets = list(next(iter(stages.values()))["greedy"])
+    head = ["stage"]
+    for name in sets:
+        if name == "solve":
+            head += ["solved % [95% CI]", "mean guesses"]
+        else:
+            head += [f"vs {name} W/D/L %", "win [95% CI]", "non-loss [95% CI]"]
+    head += ["legal moves", "format"]
+    rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+
+    def cells(label: str, per_set: dict[str, Any]) -> str:
+        c = [label]
+        replies = legal = formed = 0
+        for name in sets:
+            e = per_set[name]
+            if name == "solve":
+                c += [
+                    f"{_pct(e['win_rate'])} {_ci(e['win_ci'])}",
+                    str(e.get("mean_guesses") or "-"),
+                ]
+            else:
+                n = max(e["games"], 1)
+                c += [
+                    f"{_pct(e['wins'] / n)}/{_pct(e['draws'] / n)}/{_pct(e['losses'] / n)}",
+                    f"{e['win_rate']:.3f} {_ci(e['win_ci'])}",
+                    f"{e['non_loss_rate']:.3f} {_ci(e['non_loss_ci'])}",
+                ]
+            replies += e["replies"]
+            legal += round(e["legal_move_rate"] * e["replies"])
+            formed += round(e["format_rate"] * e["replies"])
+        c += [f"{legal / max(replies, 1):.3f}", f"{formed / max(replies, 1):.3f}"]
+        return "| " + " | ".join(c) + " |"
+
+    if decoding == "greedy" and "teacher" in results:
+        rows.append(
+            cells(
+                f"teacher ({results['teacher']['name']}), ceiling", results["teacher"]["held_out"]
+            )
+        )
+    for key in keys:
+        entry = stages.get(key)
+        if entry and decoding in entry:
+            rows.append(cells(entry["label"], entry[decoding]))
+    return rows
+
+
+def markdown(results: dict[str, Any]) -> str:
+    s = results["settings"]
+    m = results["model"]
+    t = results["timing"]
+    main = [k for k in results["stages"] if not k.startswith("weak-")]
+    weak = [k for k in results["stages"] if k.startswith("weak-")]
+    games = {name: e["games"] for name, e in results["teacher"]["held_out"].items()}
+    load = t["load_average_1_5_15"]
+    lines = [
+        f"`gamebridge train recipe --game {s['game']}`{' --quick' if s['quick'] else ''}: "
+        f"tiny Qwen2 of {m['parameters']:,} parameters (vocab {m['vocab']}), "
+        f"{results['teacher']['kept']} of {results['teacher']['games']} teacher games kept "
+        f"({results['teacher']['decisions']} decisions), {m['sft_rows']} SFT rows, "
+        f"{s['sft_steps']} SFT steps of {s['sft_batch_size']} ({s['sft_loss']} loss), "
+        f"RL {s['rl_steps']} steps x {s['num_groups']}x{s['num_generations']} games per stage, "
+        f"loss `{s['loss_type']}`, lr {s['rl_learning_rate']:g}, temperature {s['temperature']:g}. "
+        f"Held-out games per set: {games}, sides alternating, through `core.Episode`.",
+        "",
+        f"Wall {t['total_wall_seconds']:.0f} s with {s['threads']} torch threads on "
+        f"{t['cpus']} shared cores (process CPU {t['process_cpu_seconds']:.0f} s; "
+        f"load average at the end {load.get(list(load)[-1]) if load else '-'}).",
+        "",
+        "Greedy decoding:",
+        "",
+        *stage_table(results, "greedy", main),
+    ]
+    if any("sampled" in results["stages"][k] for k in main):
+        lines += [
+            "",
+            f"Sampled (temperature {s['eval_temperature']:g}):",
+            "",
+            *stage_table(results, "sampled", main),
+        ]
+    if weak:
+        lines += [
+            "",
+            f"Weaker start (uniform-tie minimax as teacher, "
+            f"{max(1, int(s['sft_steps'] * s['weak_sft_fraction']))} SFT steps, "
+            f"RL lr {s['weak_rl_learning_rate']:g}), greedy:",
+            "",
+            *stage_table({"stages": results["stages"]}, "greedy", weak),
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def svg_plot(results: dict[str, Any]) -> str:
+    """Win rate (and non-loss rate) per stage and held-out set, with 95% intervals."""
+    series = []
+    keys = list(results["stages"])
+    sets = list(results["stages"][keys[0]]["greedy"])
+    for name in sets:
+        metric = "win" if name != "optimal" else "non_loss"
+        series.append((f"{metric.replace('_', '-')} vs {name}", name, metric))
+    width, height, left, bottom = 120 + 90 * len(keys), 320, 60, 260
+    colours = ["#1f77b4", "#d62728", "#2ca02c"]
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="11">',
+        f'<line x1="{left}" y1="{bottom}" x2="{width - 20}" y2="{bottom}" stroke="black"/>',
+        f'<line x1="{left}" y1="20" x2="{left}" y2="{bottom}" stroke="black"/>',
+    ]
+    for tick in range(0, 11, 2):
+        y = bottom - tick * 24
+        parts.append(f'<text x="{left - 30}" y="{y + 4}">{tick / 10:.1f}</text>')
+        parts.append(f'<line x1="{left}" y1="{y}" x2="{width - 20}" y2="{y}" stroke="#eee"/>')
+    for i, key in enumerate(keys):
+        x = left + 50 + 90 * i
+        parts.append(
+            f'<text x="{x - 30}" y="{bottom + 16}">{results["stages"][key]["label"][:14]}</text>'
+        )
+        for j, (_, name, metric) in enumerate(series):
+            e = results["stages"][key]["greedy"][name]
+            rate, (lo, hi) = e[f"{metric}_rate"], e[f"{metric}_ci"]
+            xx, c = x + 8 * j, colours[j % 3]
+            parts.append(
+                f'<line x1="{xx}" y1="{bottom - 240 * lo}" x2="{xx}" y2="{bottom - 240 * hi}" stroke="{c}"/>'
+            )
+            parts.append(f'<circle cx="{xx}" cy="{bottom - 240 * rate}" r="3" fill="{c}"/>')
+    for j, (label, _, _) in enumerate(series):
+        parts.append(
+            f'<text x="{left + 10 + 170 * j}" y="{bottom + 40}" fill="{colours[j % 3]}">{label} (greedy, 95% CI)</text>'
+        )
+    parts.append("</svg>")
+    return "\n".join(parts) + "\n"
+
+
+def marker(game: str, end: bool = False) -> str:
+    return f"<!-- recipe-table: {game} {'end' if end else 'start'} -->"
+
+
+def write_docs(path: str | Path, game: str, text: str) -> bool:
+    """Replace the text between the game's recipe markers in ``path``; False if absent."""
+    p = Path(path)
+    if not p.exists():
+        return False
+    doc = p.read_text(encoding="utf-8")
+    start, end = marker(game), marker(game, end=True)
+    i, j = doc.find(start), doc.find(end)
+    if i < 0 or j < i:
+        return False
+    p.write_text(doc[: i + len(start)] + "\n" + text + doc[j:], encoding="utf-8")
+    return True
+
+
+def write_results(s: RecipeSettings, results: dict[str, Any]) -> None:
+    out = Path(s.output_dir)
+    (out / "results.json").write_text(json.dumps(results, indent=2))
+    md = markdown(results)
+    (out / "results.md").write_text(md)
+    (out / "plot.svg").write_text(svg_plot(results))
+    results["docs_written"] = bool(s.docs) and write_docs(s.docs, s.game, md)
+
+
+# --- CLI ---------------------------------------------------------------------------------------------
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    defaults = RecipeSettings()
+    for f in fields(RecipeSettings):
+        value = getattr(defaults, f.name)
+        flag = "--" + f.name.replace("_", "-")
+        if isinstance(value, bool):
+            p.add_argument(flag, action=argparse.BooleanOptionalAction, default=value)
+        else:
+            p.add_argument(
+                flag,
+                type=type(value),
+                default=value,
+                choices=sorted(PLANS) if f.name == "game" else None,
+            )
+
+
+def run(args: argparse.Namespace) -> int:
+    values = {f.name: getattr(args, f.name) for f in fields(RecipeSettings)}
+    try:
+        s = resolve(RecipeSettings(**values))
+    except ValueError as e:
+        import sys
+
+        print(f"gamebridge train recipe: {e}", file=sys.stderr)
+        return 2
+    results = run_recipe(s)
+    print(markdown(results), flush=True)
+    print(f"wrote {s.output_dir}/results.md, results.json, plot.svg and model/", flush=True)
+    if results.get("docs_written"):
+        print(f"wrote the table into {s.docs}", flush=True)
+    return 0

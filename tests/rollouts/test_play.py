@@ -1,0 +1,297 @@
+"""``gamebridge play`` without a browser: the sessions (every turn through
+core.Episode, equal to core's replay of the same moves), the HTTP API (4xx with a
+message for bad requests, isolation, the cap and the idle timeout), the replay of
+records and the terminal mode."""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.episode import Episode
+from core.games import list_games, make_game
+from core.opponents import MoveListOpponent
+from core.players import ScriptedPlayer
+from rollouts.play.session import GameSession, PlayError, ScriptedModel, SessionStore, Setup
+
+GAMES = list_games()
+
+
+def _pick(view: dict[str, Any], rng: random.Random) -> str:
+    if view["board"]["typed"]:
+        return rng.choice(["raise", "crane", "slate", "adieu", "mount", "pious"])
+    return rng.choice(view["legal_moves"])
+
+
+def scripted_replay(
+    task: dict[str, Any], person_moves: list[str], policy: str, seed: int
+) -> Episode:
+    """Core's replay of a game between the scripted model (in the seat) and a person
+    who played ``person_moves``: the model's replies regenerated from the conversation."""
+    player = ScriptedPlayer(policy, seed)
+    replies: list[str] = []
+    while True:
+        episode = Episode(task, opponent=MoveListOpponent(person_moves))
+        messages = [{"role": "system", "content": episode.system_prompt}]
+        messages.append({"role": "user", "content": episode.reset()})
+        for r in replies:
+            messages.append({"role": "assistant", "content": r})
+            messages.append({"role": "user", "content": episode.step(r).observation})
+        if episode.done:
+            return episode
+        replies.append(player.reply(messages))
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_person_against_the_random_opponent_equals_core_replay(game: str) -> None:
+    rng = random.Random(7)
+    session = GameSession(Setup(game=game, opponent="random", seed=3, side=0))
+    moves = []
+    while not session.episode.done:
+        move = _pick(session.view(), rng)
+        moves.append(move)
+        session.move(move)
+    view = session.view()
+    replayed = Episode.replay(view["task"], [{"move": m} for m in moves])
+    assert view["trajectory"] == replayed.to_dict()
+    assert view["result"] == replayed.result and view["reward"] == replayed.reward().to_dict()
+
+
+@pytest.mark.parametrize("game", [g for g in GAMES if make_game(g).spec.num_players > 1])
+def test_person_against_the_scripted_model_equals_core_replay(game: str) -> None:
+    rng = random.Random(11)
+    for side in (0, 1):
+        session = GameSession(
+            Setup(game=game, other="model", side=side, seed=5), ScriptedModel("minimax:1", 5)
+        )
+        moves = []
+        while not session.episode.done:
+            view = session.view()
+            assert view["your_turn"]
+            assert view["board"]["to_play"] == side
+            move = _pick(view, rng)
+            moves.append(move)
+            session.move(move)
+        view = session.view()
+        assert view["task"]["model_player"] == 1 - side
+        replayed = scripted_replay(view["task"], moves, "minimax:1", 5)
+        assert view["trajectory"] == replayed.to_dict()
+
+
+def test_watch_steps_the_model_against_the_opponent() -> None:
+    setup = Setup(game="connect_four", mode="watch", side=0, opponent="minimax", depth=1, seed=2)
+    session = GameSession(setup, ScriptedModel("minimax:2", 2))
+    with pytest.raises(PlayError):
+        session.move("4")  # watching: the person has no move
+    while not session.episode.done:
+        session.step()
+    view = session.view()
+    replies = [t["reply"] for t in view["turns"]]
+    assert Episode.replay(view["task"], replies).to_dict() == view["trajectory"]
+    with pytest.raises(PlayError) as over:
+        session.step()
+    assert over.value.status == 409
+
+
+def test_a_typed_typo_costs_the_person_a_retry_as_it_would_a_model() -> None:
+    session = GameSession(Setup(game="tictactoe", seed=1))
+    session.move("nine")
+    view = session.view()
+    assert view["turns"][-1]["error"] == "invalid_move"
+    assert view["invalid_left"] == view["max_invalid_moves"] - 1
+    assert "rejected" in view["observation"]
+
+
+def test_the_persons_illegal_move_against_a_model_is_refused_without_a_change() -> None:
+    session = GameSession(Setup(game="tictactoe", other="model", side=1), ScriptedModel("random"))
+    taken = session.view()["turns"][0]["move"]
+    before = session.view()
+    with pytest.raises(PlayError):
+        session.move(taken)
+    assert session.view() == before
+
+
+def test_session_store_cap_and_idle_timeout() -> None:
+    now = [0.0]
+    store = SessionStore(cap=2, idle_seconds=10, clock=lambda: now[0])
+    a = store.add(GameSession(Setup()))
+    store.add(GameSession(Setup()))
+    with pytest.raises(PlayError) as full:
+        store.add(GameSession(Setup()))
+    assert full.value.status == 429
+    now[0] = 5.0
+    store.get(a)  # touches a
+    now[0] = 12.0  # b idle for 12 s: gone; a for 7 s: kept
+    assert len(store) == 1 and store.get(a)
+    store.add(GameSession(Setup()))
+    now[0] = 100.0
+    with pytest.raises(PlayError) as gone:
+        store.get(a)
+    assert gone.value.status == 404
+
+
+# --- the HTTP API ----------------------------------------------------------------------
+
+
+@pytest.fixture()
+def client(tmp_path: Path) -> Any:
+    from starlette.testclient import TestClient
+
+    from rollouts.play.app import create_app
+
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    with TestClient(create_app(runs=[runs], cap=4), raise_server_exceptions=False) as c:
+        c.runs = runs  # type: ignore[attr-defined]
+        yield c
+
+
+def test_api_plays_a_game_and_keeps_sessions_apart(client: Any) -> None:
+    a = client.post("/api/sessions", json={"game": "tictactoe", "opponent": "random"}).json()
+    b = client.post("/api/sessions", json={"game": "nim", "opponent": "random"}).json()
+    assert a["id"] != b["id"]
+    r = client.post(f"/api/sessions/{a['id']}/move", json={"move": "4"})
+    assert r.status_code == 200 and r.json()["turns"][0]["move"] == "4"
+    assert client.get(f"/api/sessions/{b['id']}").json()["turns"] == []
+    assert client.delete(f"/api/sessions/{a['id']}").status_code == 200
+    assert client.get(f"/api/sessions/{a['id']}").status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "status"),
+    [
+        ("post", "/api/sessions", {"game": "chess"}, 400),
+        ("post", "/api/sessions", {"game": "tictactoe", "depth": 99}, 422),
+        ("post", "/api/sessions", {"game": "tictactoe", "side": 5}, 422),
+        ("post", "/api/sessions", {"game": "nim", "mode": "watch", "policy": "genius"}, 400),
+        ("post", "/api/sessions", {"game": "tictactoe", "model": "endpoint", "mode": "watch"}, 400),
+        ("post", "/api/sessions", [1, 2], 422),
+        ("get", "/api/sessions/nope", None, 404),
+        ("post", "/api/sessions/nope/move", {"move": "4"}, 404),
+        ("get", "/api/replay?file=../../etc/passwd", None, 404),
+        ("get", "/api/replay?file=/etc/passwd", None, 404),
+        ("get", "/static/../app.py", None, 404),
+    ],
+)
+def test_api_bad_requests_get_a_4xx_with_a_message(
+    client: Any, method: str, path: str, body: Any, status: int
+) -> None:
+    r = getattr(client, method)(path, **({"json": body} if body is not None else {}))
+    assert r.status_code == status, r.text
+    assert r.json()["detail"]
+
+
+def test_api_refuses_bad_bodies_and_moves(client: Any) -> None:
+    sid = client.post("/api/sessions", json={"game": "tictactoe"}).json()["id"]
+    assert client.post(f"/api/sessions/{sid}/move", content=b"{not json").status_code == 422
+    big = client.post(f"/api/sessions/{sid}/move", json={"move": "x" * 100_000})
+    assert big.status_code == 413 and big.json()["detail"]
+    surrogate = client.post(
+        f"/api/sessions/{sid}/move",
+        content=b'{"move": "\\ud800"}',
+        headers={"content-type": "application/json"},
+    )
+    assert surrogate.status_code == 400
+    assert client.post(f"/api/sessions/{sid}/step").status_code == 409  # not watch mode
+    for _ in range(4):
+        client.post("/api/sessions", json={"game": "tictactoe"})
+    full = client.post("/api/sessions", json={"game": "tictactoe"})
+    assert full.status_code == 429 and "too many" in full.json()["detail"]
+
+
+def test_api_replays_a_record_through_core(client: Any) -> None:
+    from rollouts.drivers.base import RolloutRecord
+
+    episode = Episode.replay({"game": "othello", "seed": 4, "depth": 1}, [])
+    rng = random.Random(0)
+    game = make_game("othello")
+    while not episode.done:
+        episode.step_move(rng.choice(game.legal_moves_text(episode.state)))
+    traj = episode.to_dict()
+    record = RolloutRecord("core", traj["task"], traj, traj["reward"], 0.0, 0.0, 1, 0)
+    path = client.runs / "demo-x" / "othello-core.jsonl"
+    path.parent.mkdir()
+    path.write_text(json.dumps(record.to_dict()) + "\n\n")
+    listed = client.get("/api/runs").json()["files"]
+    assert [f["name"] for f in listed] == ["runs/demo-x/othello-core.jsonl"]
+    data = client.get("/api/replay", params={"file": str(path), "episode": 0}).json()
+    assert data["verified"] and data["result"] == traj["result"]
+    assert len(data["frames"]) == len(traj["events"]) + 1
+    last = data["frames"][-1]
+    assert last["board_text"] == traj["events"][-1]["board"]
+    # A relative name works too; an episode out of range is a 404.
+    assert (
+        client.get("/api/replay", params={"file": "demo-x/othello-core.jsonl"}).status_code == 200
+    )
+    assert client.get("/api/replay", params={"file": str(path), "episode": 3}).status_code == 404
+    (client.runs / "bad.jsonl").write_text("[1]\n")
+    assert client.get("/api/replay", params={"file": "bad.jsonl"}).status_code == 400
+
+
+def test_terminal_mode_plays_a_game() -> None:
+    import argparse
+
+    from rollouts.play.terminal import play
+
+    args = argparse.Namespace(
+        game="tictactoe", side=0, against="opponent", opponent="random", depth=1, rmp=0.0,
+        policy="minimax:2", seed=0, base_url=None, model=None, api_key=None,
+    )  # fmt: skip
+    moves = "\n".join(str(c) for c in range(9)) + "\n"
+    out = io.StringIO()
+    assert play(args, stdin=io.StringIO("nine\n" + moves), stdout=out) == 0
+    text = out.getvalue()
+    assert "Game over:" in text and "Reward" in text
+    assert "rejected" in text  # "nine" was judged by core and cost a retry
+
+
+def test_cli_play_help_and_bad_setup(capsys: Any) -> None:
+    from rollouts.cli import main
+
+    with pytest.raises(SystemExit) as e:
+        main(["play", "--help"])
+    assert e.value.code == 0
+    assert "--terminal" in capsys.readouterr().out
+    assert main(["play", "--terminal", "--game", "chess"]) == 2
+    assert main(["play", "--base-url", "http://127.0.0.1:9/v1"]) == 2
+
+
+def test_a_dead_model_endpoint_is_a_502_with_a_message(tmp_path: Path) -> None:
+    from starlette.testclient import TestClient
+
+    from rollouts.play.app import Endpoint, create_app
+
+    dead = Endpoint("http://127.0.0.1:9/v1", "nobody")  # port 9 (discard): nothing listens
+    with TestClient(create_app(runs=[tmp_path], endpoint=dead)) as c:
+        assert [m["id"] for m in c.get("/api/config").json()["models"]] == ["scripted", "endpoint"]
+        r = c.post(
+            "/api/sessions", json={"game": "tictactoe", "mode": "watch", "model": "endpoint"}
+        )
+        assert r.status_code == 200  # the model has not been asked yet
+        step = c.post(f"/api/sessions/{r.json()['id']}/step")
+        assert step.status_code == 502 and "endpoint failed" in step.json()["detail"]
+
+
+@pytest.mark.server
+def test_an_openai_compatible_endpoint_plays_like_the_scripted_model_in_process() -> None:
+    """The policy server is an OpenAI-compatible endpoint backed by the same scripted
+    player: a game against it over HTTP equals the same game in-process."""
+    from rollouts.play.session import EndpointModel
+    from rollouts.policy_server import serve_in_thread
+
+    setup = Setup(game="nim", other="model", side=1, seed=9)
+    with serve_in_thread("minimax:2", 9) as url:
+        remote = GameSession(setup, EndpointModel(url, "scripted"))
+        local = GameSession(setup, ScriptedModel("minimax:2", 9))
+        rng = random.Random(2)
+        while not remote.episode.done:
+            move = _pick(remote.view(), rng)
+            remote.move(move)
+            local.move(move)
+    assert remote.view()["trajectory"] == local.view()["trajectory"]
+    assert remote.view()["model"].startswith("scripted at http://127.0.0.1:")

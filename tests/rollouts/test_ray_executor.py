@@ -1,0 +1,137 @@
+"""``--executor ray`` on a local 2-CPU Ray cluster: the same records as the thread
+executor for every game (same trajectories, same order in the JSONL), a killed
+worker's episode retried, a failing episode reported by task id."""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from core import list_games
+from core.tasks import Task, make_tasks
+from rollouts import cli
+from rollouts.drivers.base import DriverError, RolloutRecord, RunContext
+from rollouts.drivers.core import CoreDriver
+from rollouts.executors import run_on_ray, run_tasks
+from rollouts.export import read_records
+from rollouts.policy_server import serve_in_thread
+
+ray = pytest.importorskip("ray")
+pytestmark = pytest.mark.server
+
+POLICY = "noisy:0.3/minimax:1"
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[None]:
+    """One local cluster for the module (a Ray start costs seconds on 2 cores)."""
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        yield
+    finally:
+        ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def url() -> Iterator[str]:
+    with serve_in_thread(POLICY, 0) as base_url:
+        yield base_url
+
+
+def _same(a: list[RolloutRecord], b: list[RolloutRecord]) -> None:
+    assert [r.task for r in a] == [r.task for r in b]
+    assert [r.trajectory for r in a] == [r.trajectory for r in b]
+    assert [r.reward for r in a] == [r.reward for r in b]
+    assert [(r.framework, r.steps) for r in a] == [(r.framework, r.steps) for r in b]
+
+
+@pytest.mark.parametrize("game", list_games())
+def test_ray_equals_threads_for_every_game(cluster: None, url: str, game: str) -> None:
+    tasks = make_tasks(4, seed=5, game=game, num_groups=2)
+    for use_tools in (False, True):
+        driver = CoreDriver(use_tools=use_tools)
+        threads = run_tasks(driver, tasks, base_url=url, model="scripted", concurrency=2)
+        on_ray = run_tasks(
+            driver, tasks, base_url=url, model="scripted", concurrency=2, executor="ray"
+        )
+        _same(threads, on_ray)
+
+
+def test_cli_eval_jsonl_is_the_same_file(cluster: None, url: str, tmp_path: Path) -> None:
+    common = ["eval", "--game", "tictactoe", "-n", "6", "--base-url", url, "--concurrency", "2"]
+    assert cli.main([*common, "--out", str(tmp_path / "t.jsonl")]) == 0
+    assert cli.main([*common, "--executor", "ray", "--out", str(tmp_path / "r.jsonl")]) == 0
+    _same(read_records(tmp_path / "t.jsonl"), read_records(tmp_path / "r.jsonl"))
+
+
+def test_cli_rejects_ray_address_without_ray(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["eval", "-n", "1", "--ray-address", "auto"]) == 2
+    assert "--ray-address needs --executor ray" in capsys.readouterr().err
+
+
+def _killer(marker_dir: str, victim: str) -> CoreDriver:
+    """A core driver whose worker dies (SIGKILL) the first time it plays ``victim``.
+
+    Defined in a function so that Ray pickles the class by value: the worker
+    needs no test module on its path."""
+
+    class KilledOnce(CoreDriver):
+        def run_task(self, task: Task, ctx: RunContext) -> RolloutRecord:
+            marker = Path(marker_dir) / f"{task.task_id}.killed"
+            if task.task_id == victim and not marker.exists():
+                marker.write_text(str(os.getpid()))
+                os.kill(os.getpid(), signal.SIGKILL)
+            return super().run_task(task, ctx)
+
+    return KilledOnce()
+
+
+def test_killed_worker_episode_is_retried(cluster: None, url: str, tmp_path: Path) -> None:
+    tasks = make_tasks(4, seed=6, game="tictactoe", num_groups=2)
+    driver = _killer(str(tmp_path), tasks[1].task_id)
+    on_ray = run_on_ray(driver, tasks, base_url=url, model="scripted")
+    marker = tmp_path / f"{tasks[1].task_id}.killed"
+    assert marker.exists(), "the victim episode never ran"
+    assert int(marker.read_text()) != os.getpid()  # it died on a worker, not here
+    _same(CoreDriver().run(tasks, base_url=url, model="scripted"), on_ray)
+
+
+def test_killed_worker_without_retries_is_a_reported_failure(
+    cluster: None, url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tasks = make_tasks(3, seed=7, game="tictactoe", num_groups=1)
+    victim = tasks[2].task_id
+    with pytest.raises(DriverError, match=f"1 of 3 episodes failed on Ray: {victim}"):
+        run_on_ray(
+            _killer(str(tmp_path), victim), tasks, base_url=url, model="scripted", max_retries=0
+        )
+    assert f"task {victim} FAILED" in capsys.readouterr().err
+
+
+def _raiser(victim: str) -> CoreDriver:
+    class Raises(CoreDriver):
+        def run_task(self, task: Task, ctx: RunContext) -> RolloutRecord:
+            if task.task_id == victim:
+                raise DriverError(f"scripted failure of {task.task_id}")
+            return super().run_task(task, ctx)
+
+    return Raises()
+
+
+def test_failing_episode_is_reported_by_task(cluster: None, url: str) -> None:
+    tasks = make_tasks(4, seed=8, game="tictactoe", num_groups=2)
+    victim = tasks[0].task_id
+    with pytest.raises(DriverError) as info:
+        run_on_ray(_raiser(victim), tasks, base_url=url, model="scripted")
+    message = str(info.value)
+    assert message.startswith(f"1 of 4 episodes failed on Ray: {victim}: DriverError")
+    assert f"scripted failure of {victim}" in message
+
+
+def test_unknown_executor_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown executor"):
+        run_tasks(CoreDriver(), [], base_url="http://127.0.0.1:9/v1", model="m", executor="x")

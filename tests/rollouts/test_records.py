@@ -1,0 +1,64 @@
+"""The records file: whole lines as they come, a torn tail skipped, one writer."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rollouts.drivers.base import RolloutRecord
+from rollouts.records import (
+    RecordFileLocked,
+    RecordWriter,
+    read_run,
+    run_header,
+    unique_path,
+)
+
+
+def _rec(i: int, error: dict[str, str] | None = None) -> RolloutRecord:
+    return RolloutRecord(
+        "core", {"seed": i}, {"events": [i]}, {"total": float(i)}, 0.1, 0.1, 1, 2, i, error
+    )
+
+
+def test_each_record_is_on_disk_at_once_and_a_torn_tail_is_skipped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "run.jsonl"
+    writer = RecordWriter(path, run_header("core", [], policy="p"))
+    writer.write(_rec(0))
+    writer.write(_rec(1))
+    assert sorted(read_run(path).records) == [0, 1]  # before close: already readable
+    writer.close()
+    with open(path, "ab") as fh:
+        fh.write(b'{"framework": "core", "ta')  # a write cut by a kill
+    run = read_run(path)
+    assert run.torn and sorted(run.records) == [0, 1]
+    assert "skipped a torn last line" in capsys.readouterr().err
+    with RecordWriter(path, {}, resume=True) as again:  # resume cuts the torn tail first
+        again.write(_rec(2, {"source": "model endpoint"}))
+        again.write(_rec(2))
+    run = read_run(path)
+    assert not run.torn and sorted(run.records) == [0, 1, 2] and run.header is not None
+    assert run.records[2].error is None  # the last line of a task wins
+
+
+def test_a_second_writer_is_refused_even_from_another_process(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    with RecordWriter(path, {}):
+        with pytest.raises(RecordFileLocked, match="another gamebridge process"):
+            RecordWriter(path, {}, resume=True)
+        code = (
+            "import sys\nfrom rollouts.records import RecordWriter, RecordFileLocked\n"
+            "try:\n    RecordWriter(sys.argv[1], {})\nexcept RecordFileLocked:\n    sys.exit(3)\n"
+        )
+        assert subprocess.run([sys.executable, "-c", code, str(path)]).returncode == 3
+    RecordWriter(path, {}).close()  # free again once the first writer closed
+
+
+def test_default_names_are_unique_and_made_at_the_start(tmp_path: Path) -> None:
+    names = {unique_path(tmp_path, "eval-core-tictactoe") for _ in range(5)}
+    assert len(names) == 5 and all(p.exists() for p in names)

@@ -1,0 +1,114 @@
+"""``gamebridge train recipe``: a reduced run of every stage, and its parts.
+
+The reduced run (``--quick`` budgets, smaller still) must show SFT raising the
+legal-move rate and the win rate against a random opponent well above the
+untrained model's, measured by the recipe's own held-out evaluation."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rollouts.recipe import (
+    RecipeSettings,
+    decisions,
+    eval_sets,
+    marker,
+    parse_stages,
+    play_teacher,
+    resolve,
+    sft_rows,
+    teacher_tasks,
+    wilson,
+    write_docs,
+)
+
+
+def test_reduced_recipe_sft_learns_to_play(tmp_path: Path) -> None:
+    from rollouts.recipe import run_recipe
+
+    docs = tmp_path / "doc.md"
+    docs.write_text(f"before\n{marker('tictactoe')}\nold\n{marker('tictactoe', end=True)}\nafter\n")
+    results = run_recipe(
+        RecipeSettings(
+            quick=True,
+            teacher_games=200,
+            sft_steps=120,
+            rl_steps=2,
+            eval_games=40,
+            threads=1,
+            output_dir=str(tmp_path / "run"),
+            docs=str(docs),
+        )
+    )
+    base = results["stages"]["base"]["greedy"]
+    sft = results["stages"]["sft"]["greedy"]
+    assert base["random"]["legal_move_rate"] < 0.2
+    assert sft["random"]["legal_move_rate"] > 0.9
+    assert sft["random"]["legal_move_rate"] > base["random"]["legal_move_rate"] + 0.6
+    assert sft["random"]["win_rate"] > base["random"]["win_rate"] + 0.3
+    assert {"rl1", "rl2"} <= set(results["stages"])  # both RL stages ran and were evaluated
+    out = tmp_path / "run"
+    for name in ("results.md", "results.json", "plot.svg", "model/config.json"):
+        assert (out / name).is_file(), name
+    saved = json.loads((out / "results.json").read_text())
+    assert saved["stages"]["sft"]["greedy"]["random"]["games"] == 40
+    text = docs.read_text()
+    assert "old" not in text and "| SFT |" in text and text.endswith("after\n")
+
+
+def test_teacher_games_keep_wins_and_draws() -> None:
+    s = resolve(RecipeSettings(teacher_games=40, quick=True))
+    tasks = teacher_tasks(s)
+    assert {t.model_player for t in tasks} == {0, 1}
+    probs = [t.random_move_prob for t in tasks]
+    assert min(probs) < 0.1 and max(probs) > 0.9
+    games = play_teacher(__import__("core.teacher").teacher.make_teacher("tictactoe"), tasks)
+    assert all(g.result in ("win", "draw") for g in games)  # the teacher never loses here
+    pairs = decisions(games, {"win", "draw"})
+    assert len(pairs) == sum(len(g.events) for g in games)
+    obs, reply = pairs[0]
+    assert "Your move." in obs and reply.startswith("<move>")
+    rows = sft_rows(pairs, 2, 0)
+    assert len(rows) == 2 * len(set(pairs)) + len(pairs)
+    assert [m["role"] for m in rows[0]["messages"]] == ["user", "assistant"]
+
+
+def test_held_out_sets_differ_from_training_and_alternate_sides() -> None:
+    s = resolve(RecipeSettings(eval_games=20, teacher_games=200))
+    sets = eval_sets(s)
+    assert set(sets) == {"random", "optimal"}
+    assert {t.opponent for t in sets["optimal"]} == {"minimax"}
+    assert {t.depth for t in sets["optimal"]} == {9}
+    assert {t.random_move_prob for t in sets["optimal"]} == {0.0}
+    assert [t.model_player for t in sets["random"][:4]] == [0, 1, 0, 1]
+    train = {t.seed for t in teacher_tasks(s)}
+    assert not train & {t.seed for ts in sets.values() for t in ts}
+
+
+def test_settings_checks() -> None:
+    assert parse_stages("0.2-0.7,0-0.25") == [(0.2, 0.7), (0.0, 0.25)]
+    with pytest.raises(ValueError, match="bad RL stage"):
+        parse_stages("0.7-0.2")
+    with pytest.raises(ValueError, match="recipe knows"):
+        resolve(RecipeSettings(game="nim"))
+    with pytest.raises(ValueError, match="sft_loss"):
+        resolve(RecipeSettings(sft_loss="reply"))
+    lo, hi = wilson(190, 200)
+    assert lo < 0.95 < hi and lo > 0.9
+
+
+def test_write_docs_needs_markers(tmp_path: Path) -> None:
+    p = tmp_path / "x.md"
+    p.write_text("no markers\n")
+    assert not write_docs(p, "tictactoe", "table\n")
+    assert p.read_text() == "no markers\n"
+
+
+def test_cli_rejects_bad_settings(capsys: pytest.CaptureFixture[str]) -> None:
+    from rollouts.cli import main
+
+    assert main(["train", "recipe", "--rl-stages", "1-0"]) == 2
+    assert "bad RL stage" in capsys.readouterr().err
