@@ -13,13 +13,13 @@ from openreward.environments import server as ors_server
 from adapters.ors import client
 from adapters.ors.env import (
     ENV_NAME,
-    ClosingReply,
     GameBridge,
     MoveArguments,
     environment_class,
 )
 from adapters.ors.server import create_app
 from core import Episode, Task, list_games, make_tasks
+from core.episode import ToolCall
 from core.players import ScriptedPlayer
 from rollouts.drivers import ors as driver
 
@@ -37,7 +37,7 @@ def test_names_agree() -> None:
 def test_tools_listed_per_task_with_cores_schema() -> None:
     listed = GameBridge.list_tools()
     assert listed.tools == []  # make_move is per task (its examples differ per game)
-    assert listed.terminal_tool is not None and listed.terminal_tool.arg == "reply"
+    assert listed.terminal_tool is not None and listed.terminal_tool.name == "final_reply"
     for game in list_games():
         env = _started(Task(game=game, seed=1))
         tools = env.list_task_tools()
@@ -78,13 +78,15 @@ def test_prompt_is_cores_tool_prompt_then_first_observation() -> None:
 
 
 def test_arguments_reach_core_unchanged_and_reward_comes_only_at_the_end() -> None:
-    assert MoveArguments(move=4).move == 4  # no str coercion before core
-    assert MoveArguments(square="4").move is None  # a missing key: core rejects it
+    # Passed through as they came: no str coercion, no default filled in.
+    assert MoveArguments(move=4).model_dump(exclude_unset=True) == {"move": 4}
+    assert MoveArguments(square="4").model_dump(exclude_unset=True) == {"square": "4"}
     task = Task(game="tictactoe", seed=3)
     env = _started(task)
     out = env.make_move(MoveArguments(move=4))
     assert out.reward is None and not out.finished
-    assert out.metadata["info"]["error"] == "invalid_move" and env.episode.events[0]["reply"] == 4
+    assert out.metadata["info"]["error"] == "format"
+    assert env.episode.events[0]["reply"] == {"move": 4}  # recorded as it came
     player = ScriptedPlayer("minimax:9", seed=0)
     messages = [{"role": "system", "content": env.episode.tool_system_prompt}]
     messages.append({"role": "user", "content": out.blocks[0].text})
@@ -95,17 +97,18 @@ def test_arguments_reach_core_unchanged_and_reward_comes_only_at_the_end() -> No
         out = env.make_move(MoveArguments(move=move))
         assert (out.reward is None) != out.finished
         messages.append({"role": "tool", "content": out.blocks[0].text})
-    replayed = Episode.replay(task, [{"move": m} for m in moves])
+    replayed = Episode.replay(task, [ToolCall({"move": m}) for m in moves])
     assert out.metadata["trajectory"] == replayed.to_dict()
     assert out.reward == replayed.reward().total == out.metadata["reward"]["total"]
 
 
-def test_terminal_reply_is_judged_then_the_game_is_settled() -> None:
+def test_terminal_reply_settles_the_game() -> None:
     task = Task(game="othello", seed=2, opening_plies=2)
     env = _started(task)
-    out = env.final_reply(ClosingReply(reply="I resign"))
+    assert GameBridge.list_tools().terminal_tool.arg is None  # the text is not a move
+    out = env.final_reply()
     assert out.finished and out.metadata["trajectory"]["termination"] == "stopped"
-    replayed = Episode.replay(task, ["I resign"])
+    replayed = Episode.replay(task, [])
     replayed.settle()
     assert (
         out.metadata["trajectory"] == replayed.to_dict() and out.reward == replayed.reward().total
