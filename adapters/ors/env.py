@@ -147,6 +147,7 @@ class GameBridge(Environment):
             self.setup()
         return self.episode.tool_system_prompt, str(self.first_observation)
 
+    # rosetta: tools: ORS is tool calls end to end: `make_move` listed per session (`/task_tools`) with core's schema
     def list_task_tools(self) -> ListToolsOutput:
         """``make_move`` with core's schema for this task's game (examples differ per game)."""
         function = self.episode.tool_schema["function"]
@@ -198,6 +199,7 @@ class GameBridge(Environment):
         )
 
 
+# rosetta: config: `environment_class(games, tasks_per_game, seed, num_groups)` (`python -m adapters.ors --games ...`); a session's `task_spec` may be any row
 def environment_class(
     games: Iterable[str] | None = None,
     tasks_per_game: int = DEFAULT_TASKS_PER_GAME,
