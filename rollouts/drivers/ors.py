@@ -206,7 +206,10 @@ class ORSDriver(Driver):
                 if call is None:  # a plain reply ends an ORS rollout: the @terminal tool
                     out = session.call_terminal_tool(completion.text)
                     continue
-                out = session.call_tool(TOOL_NAME, call.arguments)
+                # No arguments at all (null) is {} to ORS, as to core and OpenAI clients;
+                # every JSON object goes as it came (ORS carries objects only).
+                arguments = {} if call.arguments is None else call.arguments
+                out = session.call_tool(TOOL_NAME, arguments)
                 if not out.finished:
                     messages.append(
                         {"role": "tool", "tool_call_id": call.id, "content": text_of(out.blocks)}
