@@ -136,6 +136,37 @@ def test_nemo_venv_has_nemo_gym_and_core() -> None:
     assert Path(core_file).resolve().parent == (ROOT / "core").resolve()
 
 
+ORS_PY = ROOT / ".venv-ors" / "bin" / "python"
+
+
+def test_ors_venv_has_openreward_trl_and_core() -> None:
+    """.venv-ors: the ``ors``, ``trl`` and ``rollouts`` extras at their pins, and ``core``."""
+    if not ORS_PY.exists():
+        pytest.skip(".venv-ors not built (`make setup-ors`)")
+    pins = exact_pins(expand_extra("ors") + expand_extra("trl"))
+    probe = (
+        "import importlib.metadata as md, json, sys\n"
+        f"print(json.dumps({{d: md.version(d) for d in {sorted(pins)!r}}}, separators=(',', ':')))\n"
+        "import core; print(core.__file__)\n"
+    )
+    result = subprocess.run(
+        [str(ORS_PY), "-c", probe], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    versions, core_file = result.stdout.split()
+    import json
+
+    for dist, version in json.loads(versions).items():
+        assert version.split("+")[0] == pins[dist], f"{dist}: {version} != {pins[dist]}"
+    assert Path(core_file).resolve().parent == (ROOT / "core").resolve()
+
+
+def test_ors_is_not_in_all() -> None:
+    """openreward pins sse-starlette 2.3.6; Verifiers' mcp 2.0 needs >= 3 (docs/ors.md)."""
+    assert not any(r.startswith("openreward") for r in expand_extra("all"))
+    assert exact_pins(EXTRAS["ors"]) == {"openreward": "0.1.167"}
+
+
 def test_this_is_the_project_venv() -> None:
     """The suite runs in a Python 3.11+ interpreter where gamebridge is installed (editable)."""
     assert sys.version_info >= (3, 11)

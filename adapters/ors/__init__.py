@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 _NAMES = {
-    "ClosingReply": "env",
     "ENV_NAME": "env",
     "GameBridge": "env",
     "MoveArguments": "env",

@@ -52,8 +52,9 @@ def settled_reward(environments: list[Any], completions: list[Any], **_: Any) ->
     TRL's bridge ends a rollout when the model answers without a tool call, but never
     routes that answer into the environment's ``@terminal`` tool, as ORS harnesses
     do; an unfinished game then has no reward (``None``). This calls the terminal tool
-    with the model's last text (core judges it, then settles the game, scored like a
-    turn cap), so every rollout gets core's reward. It reaches into TRL's rollout
+    (with the model's last text, should it take one: gamebridge's takes none and
+    core settles the game, scored like a turn cap), so every rollout gets core's
+    reward. It reaches into TRL's rollout
     environment (``_session``, ``_call_ors_tool``, TRL 1.16) for the session."""
     rewards: list[float | None] = []
     for env, completion in zip(environments, completions, strict=True):

@@ -7,9 +7,9 @@ One ``Environment`` class, served as ``gamebridge``, plays every core game:
   row itself (``task_spec``);
 * the prompt: core's tool-mode system prompt and the first observation;
 * the ``make_move`` tool (per task: its schema is core's ``tool_schema(game)``),
-  whose argument goes to core unchanged, and a hidden ``@terminal`` tool that takes
-  a plain text reply (ORS ends the rollout there: core judges the text, then
-  settles a game still going on);
+  whose raw arguments go to core unchanged (``Episode.step_tool``), and a hidden
+  ``@terminal`` tool for a plain reply: ORS ends the rollout there, so core settles
+  a game still going on, as core's tool mode does when the model stops calling;
 * ``ToolOutput.reward`` only on the call that ends the game (the rubric total; the
   breakdown and the trajectory in ``metadata``), ``finished`` from core.
 
@@ -58,12 +58,6 @@ class MoveArguments(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     move: Any = None
-
-
-class ClosingReply(BaseModel):
-    """The ``@terminal`` tool's one field: the model's plain text reply."""
-
-    reply: Any = ""
 
 
 def split_names(games: Iterable[str]) -> list[str]:
@@ -153,6 +147,7 @@ class GameBridge(Environment):
             self.setup()
         return self.episode.tool_system_prompt, str(self.first_observation)
 
+    # rosetta: tools: ORS is tool calls end to end: `make_move` listed per session (`/task_tools`) with core's schema
     def list_task_tools(self) -> ListToolsOutput:
         """``make_move`` with core's schema for this task's game (examples differ per game)."""
         function = self.episode.tool_schema["function"]
@@ -163,27 +158,28 @@ class GameBridge(Environment):
         )
         return ListToolsOutput(tools=[spec])
 
-    # rosetta: step: the `make_move` tool -> `Episode.step_move(move)`
+    # rosetta: step: the `make_move` tool -> `Episode.step_tool(raw arguments)`
     @tool(shared=False)
     def make_move(self, arguments: MoveArguments) -> ToolOutput:
         """Core's ``make_move`` (listed per task by ``list_task_tools``, never twice)."""
         self.busy += 1
         try:
-            return self._output(self.episode.step_move(arguments.move))
+            # The call's arguments as they came (no default filled in): core judges them.
+            raw = arguments.model_dump(exclude_unset=True)
+            return self._output(self.episode.step_tool(raw))
         finally:
             self.busy -= 1
 
-    # rosetta: truncation: a plain text reply ends an ORS rollout (`@terminal`): core judges it, then settles the game (`Episode.settle`)
+    # rosetta: truncation: a plain reply (or a client's cap) ends an ORS rollout through `@terminal`: core settles the game (`Episode.settle`)
     @terminal
     @tool
-    def final_reply(self, arguments: ClosingReply) -> ToolOutput:
-        """The model answered in text instead of calling a tool: its last reply."""
+    def final_reply(self) -> ToolOutput:
+        """The model answered without a tool call: it stopped playing."""
         self.busy += 1
         try:
-            result = self.episode.step(arguments.reply)
-            if not result.done:
-                result = self.episode.settle()
-            return self._output(result)
+            # As core's tool mode: a game the model stops playing is settled; its text
+            # is not a move (openreward refuses any call once a game has finished).
+            return self._output(self.episode.settle())
         finally:
             self.busy -= 1
 
@@ -203,6 +199,7 @@ class GameBridge(Environment):
         )
 
 
+# rosetta: config: `environment_class(games, tasks_per_game, seed, num_groups)` (`python -m adapters.ors --games ...`); a session's `task_spec` may be any row
 def environment_class(
     games: Iterable[str] | None = None,
     tasks_per_game: int = DEFAULT_TASKS_PER_GAME,

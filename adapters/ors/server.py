@@ -169,6 +169,7 @@ def _reaper(server: Server, timeout_s: float) -> Any:
     return reap
 
 
+# rosetta: packaging: `python -m adapters.ors` serves openreward's own app (what `Server([GameBridge]).run()` would, with the limits); the `ors` extra
 # rosetta: transport: HTTP + server-sent events (openreward's FastAPI `Server`), uvicorn on 127.0.0.1
 def create_app(
     env_cls: type[GameBridge] = GameBridge,

@@ -5,11 +5,11 @@ for the run and stopped afterwards.
 The loop is RL_Envs_101's ORS rollout with the OpenAI tool-calling client: open a
 session per task (its row as the ``task_spec``), read the prompt
 (``get_messages``: core's tool-mode system prompt and the first observation) and
-the tools (``list_tools(format="openai")``: core's ``make_move`` schema), then call
+the tools (``list_tools()``, as Chat Completions tools: core's ``make_move`` schema), then call
 the model and hand each ``make_move`` call's arguments, as decoded, to
 ``call_tool`` until a ``ToolOutput`` says ``finished``. A reply without a tool call
 goes to the environment's ``@terminal`` tool (``call_terminal_tool``), which ends
-an ORS rollout. Reward and trajectory come from the final ``ToolOutput``
+an ORS rollout (core settles the game), and so does the driver's ``framework_cap``. Reward and trajectory come from the final ``ToolOutput``
 (``reward``, ``metadata``): the episode that ran in the server.
 
 The model moves by tool call, so the conformance reference is core's tool mode.
@@ -27,7 +27,8 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterable, Iterator
+import threading
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -70,6 +71,13 @@ def server_python() -> str:
     return sys.executable if openreward_here() else str(ors_python())
 
 
+def chat_tool(spec: Any) -> dict[str, Any]:
+    """An ORS ``ToolSpec`` as a Chat Completions tool (``list_tools(format="openai")``
+    gives the Responses API's flat shape, which ``/chat/completions`` servers refuse)."""
+    function = {"name": spec.name, "description": spec.description}
+    return {"type": "function", "function": {**function, "parameters": spec.input_schema}}
+
+
 def text_of(blocks: Any) -> str:
     """The text of ORS content blocks, joined (images have none here)."""
     return "\n".join(b.text for b in blocks if getattr(b, "type", "text") == "text")
@@ -97,6 +105,8 @@ class ORSDriver(Driver):
         api_key: str | None = None,
         concurrency: int = 1,
         progress: bool = False,
+        on_record: Callable[[int, RolloutRecord], None] | None = None,
+        stop: threading.Event | None = None,
     ) -> list[RolloutRecord]:
         if openreward_here():
             return super().run(
@@ -106,12 +116,15 @@ class ORSDriver(Driver):
                 api_key=api_key,
                 concurrency=concurrency,
                 progress=progress,
+                on_record=on_record,
+                stop=stop,
             )
         request = {
             "tasks": [t.to_dict() for t in as_tasks(tasks)],
             "base_url": base_url,
             "model": model,
             "concurrency": concurrency,
+            "framework_cap": self.framework_cap,
         }
         env = {**os.environ, "GAMEBRIDGE_ORS_API_KEY": api_key or ""}
         done = subprocess.run(
@@ -133,7 +146,11 @@ class ORSDriver(Driver):
             for line in done.stdout.splitlines()
             if line.startswith(RECORD_PREFIX)
         ]
-        return [RolloutRecord.from_dict(row) for row in rows]
+        records = [RolloutRecord.from_dict(row) for row in rows]
+        for i, record in enumerate(records):
+            if on_record is not None:
+                on_record(record.index if record.index is not None else i, record)
+        return records
 
     @contextmanager
     def session(
@@ -176,17 +193,23 @@ class ORSDriver(Driver):
             messages: list[dict[str, Any]] = [
                 {"role": m.role, "content": text_of(m.blocks)} for m in session.get_messages()
             ]
-            tools = session.list_tools(format="openai")
+            tools = [chat_tool(spec) for spec in session.list_tools()]
             out = None
             while out is None or not out.finished:
                 if clock.steps > task.turn_limit():
                     raise DriverError(f"{task.task_id}: the ORS session never finished")
+                if ctx.framework_cap is not None and clock.steps >= ctx.framework_cap:
+                    out = session.call_terminal_tool()  # the driver's cap ends the rollout
+                    continue
                 completion = clock.ask(ctx.client, messages, tools=tools)
                 call = next((c for c in completion.tool_calls if c.name == TOOL_NAME), None)
-                if call is None:
+                if call is None:  # a plain reply ends an ORS rollout: the @terminal tool
                     out = session.call_terminal_tool(completion.text)
                     continue
-                out = session.call_tool(TOOL_NAME, call.arguments)
+                # No arguments at all (null) is {} to ORS, as to core and OpenAI clients;
+                # every JSON object goes as it came (ORS carries objects only).
+                arguments = {} if call.arguments is None else call.arguments
+                out = session.call_tool(TOOL_NAME, arguments)
                 if not out.finished:
                     messages.append(
                         {"role": "tool", "tool_call_id": call.id, "content": text_of(out.blocks)}
@@ -204,7 +227,9 @@ def main() -> int:
     """``python -m rollouts.drivers.ors`` (in ``.venv-ors``): run the JSON request on
     stdin (``tasks``, ``base_url``, ``model``, ``concurrency``), one record per line."""
     request = json.load(sys.stdin)
-    records = ORSDriver().run(
+    driver = ORSDriver()
+    driver.framework_cap = request.get("framework_cap")
+    records = driver.run(
         request["tasks"],
         base_url=request["base_url"],
         model=request["model"],

@@ -33,7 +33,7 @@ from rollouts.drivers import DRIVERS, RolloutRecord, driver_status, get_driver
 from rollouts.drivers.core import CoreDriver
 
 GAMES = list_games()
-TOOL_DRIVERS = frozenset({"nemo_gym_tools", "openenv_tools", "trl"})
+TOOL_DRIVERS = frozenset({"nemo_gym_tools", "openenv_tools", "ors", "trl"})
 NEMO_DRIVERS = frozenset({"nemo_gym", "nemo_gym_tools"})
 UNDER_TEST = [name for name in DRIVERS if name != "core"]
 CAP = 2

@@ -490,11 +490,11 @@ def test_ors_odd_calls_step_after_done_expiry_and_storm(
             # Odd arguments are core's to judge: recorded, penalised, the game goes on...
             out = await ors_call(http, report, sid, "make_move", {"move": 4})
             assert out["finished"] is False and out["reward"] is None
-            assert out["metadata"]["info"]["error"] == "invalid_move"
+            assert out["metadata"]["info"]["error"] == "format"
             # ...and the second invalid reply (budget 1) forfeits: the reward comes inline.
             out = await ors_call(http, report, sid, "make_move", {"square": "4"})
             assert out["finished"] is True
-            replayed = Episode.replay(task, [{"move": 4}, {"move": None}])
+            replayed = Episode.replay(task, [{"move": 4}, {"square": "4"}])
             assert out["metadata"]["trajectory"] == replayed.to_dict()
             assert out["reward"] == replayed.reward().total == out["metadata"]["reward"]["total"]
             call = {"name": "make_move", "input": {"move": "4"}}
