@@ -22,12 +22,13 @@ except ImportError as e:  # pragma: no cover - exercised only without the extra
     ) from e
 
 from core import DEFAULT_WEIGHTS, Episode, Rubric, Task, make_tasks
+from core.metrics import RATE_KEYS, outcome_rates
 
 TASKSET_ID = "gamebridge-verifiers"
 """The id ``vf-eval`` takes; it imports the top-level shim module ``gamebridge_verifiers``."""
 
 
-# rosetta: config: `--env.taskset.*` (or one JSON `--env.taskset '{...}'`): `core.make_tasks` arguments and task fields
+# rosetta: config: `--env.taskset.*` flags (or an `@ file.toml`): `core.make_tasks` arguments, task fields, `tools`
 class GameTasksetConfig(vf.TasksetConfig):
     """``--env.taskset.*``: ``make_tasks(n, seed, game, ...)``, or explicit ``rows``."""
 
@@ -74,6 +75,20 @@ def _component(name: str, weight: float) -> Any:
 
 for _name, _weight in DEFAULT_WEIGHTS.items():
     setattr(GameTask, _name, _component(_name, _weight))
+
+
+# rosetta: metrics: one `@vf.metric` per outcome rate of `core.metrics.outcome_rates` (vf-eval averages them)
+def _rate(name: str) -> Any:
+    async def rate(self: GameTask, trace: vf.Trace) -> float:
+        episode = trace.info.get("episode")
+        return float(outcome_rates([episode] if episode else [])[name])
+
+    rate.__name__ = rate.__qualname__ = name
+    return vf.metric(rate)
+
+
+for _name in RATE_KEYS:
+    setattr(GameTask, _name, _rate(_name))
 
 
 class GameTaskset(vf.Taskset[GameTask, GameTasksetConfig]):

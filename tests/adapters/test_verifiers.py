@@ -24,6 +24,7 @@ from adapters.verifiers import (  # noqa: E402 - after the importorskip
     GameTasksetConfig,
 )
 from core import DEFAULT_WEIGHTS, Episode, Task, TaskError, make_tasks  # noqa: E402
+from core.metrics import RATE_KEYS, outcome_rates  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 POLICY = "noisy:0.3/minimax:1"
@@ -262,3 +263,5 @@ def test_vf_eval_tool_mode_with_the_walkthrough_s_arguments_and_weights(tmp_path
         weighted = sum(r["score"] * r["weight"] for r in trace["rewards"].values())
         assert trace["info"]["reward"]["total"] == pytest.approx(weighted)
         assert trace["info"]["reward"]["weights"]["win"] == weight
+        rates = outcome_rates([trajectory])
+        assert trace["metrics"] == {k: rates[k] for k in RATE_KEYS}
