@@ -13,6 +13,7 @@ backtracking regex), so a 1 MB reply costs microseconds, not seconds.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
@@ -105,6 +106,29 @@ def parse_reply(text: str, *, think_required: bool = False, lenient: bool = Fals
     if len(move) > MAX_MOVE_CHARS or "<" in move or ">" in move or "\n" in move:
         raise FormatError("the <move> tag holds more than one move token")
     return ParsedReply(move, think)
+
+
+def decode_tool_arguments(raw: object) -> object:
+    """A tool call's arguments as a framework received them (the JSON text the model
+    wrote, or an already decoded value) -> the JSON value ``parse_tool_arguments`` and
+    ``Episode.step_tool`` judge: blank text is no arguments (``None``), text that is
+    not JSON stays the text (to be rejected as not an object, and recorded as it came).
+
+    >>> decode_tool_arguments('{"move": "c4"}')
+    {'move': 'c4'}
+    >>> decode_tool_arguments("{move: c4")
+    '{move: c4'
+    >>> decode_tool_arguments("  ") is None
+    True
+    """
+    if not isinstance(raw, str):
+        return raw
+    if not raw.strip():
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw
 
 
 def parse_tool_arguments(arguments: object) -> str:

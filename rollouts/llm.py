@@ -124,14 +124,9 @@ class Completion:
 
 
 def _parse_arguments(raw: Any) -> Any:
-    if not isinstance(raw, str):
-        return raw
-    if not raw.strip():
-        return None
-    try:
-        return json.loads(raw)
-    except json.JSONDecodeError:
-        return raw
+    from core.parsing import decode_tool_arguments
+
+    return decode_tool_arguments(raw)
 
 
 def parse_completion(body: Any) -> Completion:

@@ -75,6 +75,7 @@ class GameEnv(_import_gem().Env):  # type: ignore[misc]  # gem has no type stubs
     """One game per episode; actions are the model's text replies."""
 
     # rosetta: session: one env per game; `gem.make_vec` passes `seed=seed+idx`
+    # rosetta: config: `gem.make(id, task=row)` or `gem.make(id, seed=..., **task_fields)`; `make_vec(..., vec_kwargs=[...])` per env
     def __init__(
         self,
         game: str = "tictactoe",
@@ -130,6 +131,7 @@ class GameEnv(_import_gem().Env):  # type: ignore[misc]  # gem has no type stubs
     # rosetta: step: `step(action) -> (obs, reward, terminated, truncated, info)`
     # rosetta: action: the reply text
     # rosetta: observation: a string
+    # rosetta: tools: none: a GEM action is text (`<move>` tags); `sample_random_action()` gives a legal one (core's `Episode.sample_reply`)
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         result = self.episode.step(action)
         capped = False
@@ -142,6 +144,7 @@ class GameEnv(_import_gem().Env):  # type: ignore[misc]  # gem has no type stubs
         info = {**result.info, "suffix": self._suffix()}
         if result.done:
             # rosetta: state: `info["trajectory"]` on the last step
+            # rosetta: metrics: none: GEM has no aggregation; the final `info` holds `result`, the reward breakdown and the trajectory
             info["trajectory"] = self.episode.to_dict()
         # rosetta: truncation: `truncated`: a cap ended it: the task's turn cap (`terminated` too), or `max_episode_steps` (core settles the game on that step)
         truncated = capped or (result.done and self.episode.termination == "turn_cap")
@@ -151,6 +154,7 @@ class GameEnv(_import_gem().Env):  # type: ignore[misc]  # gem has no type stubs
 
 
 # rosetta: registration: `gem.register("gamebridge/<game>", GameEnv, game=game)`
+# rosetta: packaging: `pip install gamebridge[gem]`, then `register()`: every game as `gamebridge/<game>`
 def register(games: Iterable[str] = ()) -> None:
     """Register ``gamebridge/<game>`` for every core game and for ``games``
     (names not listed by ``list_games``, such as ``openspiel:chess``); again:

@@ -10,6 +10,7 @@ shadow the NeMo Gym wheel's.
 from adapters.nemo_gym.server import GameGymnasiumServer, GameToolsServer
 
 # rosetta: registration: `ng_run` config (`gamebridge.yaml`) -> this `app.py`; or `python -m adapters.nemo_gym`
+# rosetta: packaging: `app.py` + `gamebridge.yaml` copied into an `ng_run` `resources_servers/gamebridge/` directory (docs/nemo_gym.md)
 if __name__ == "__main__":
     config = GameGymnasiumServer.load_config_from_global_config()
     server_cls = GameToolsServer if config.style == "tools" else GameGymnasiumServer

@@ -46,6 +46,7 @@ except ImportError as e:  # pragma: no cover - exercised only without the extra
     ) from e
 
 
+# rosetta: config: `GameServerConfig` (`gamebridge.yaml`: `game`, `style`, TTL, caps); each row carries its task
 class GameServerConfig(BaseResourcesServerConfig):
     game: str = "tictactoe"
     """The game of rows that name none (a row's ``task.game`` wins)."""
@@ -271,6 +272,7 @@ class VerifyResponse(BaseVerifyResponse):
     trajectory: dict
 
 
+# rosetta: tools: the tools-style server: `/make_move` is the tool, rows from `make_row(task, "tools")` offer it (Responses API form)
 class GameToolsServer(GameMetrics, SimpleResourcesServer):
     """``/seed_session`` starts the task, ``/make_move`` is the tool, ``/verify`` scores."""
 

@@ -211,6 +211,7 @@ class GameEnvironment(Environment[GameAction, GameObservation, GameState]):
         )
 
     # rosetta: state: the `state` property: `GameState(task, trajectory)`
+    # rosetta: metrics: none: OpenEnv has no aggregation; `State.trajectory` and `obs.reward_breakdown` per session
     @property
     def state(self) -> GameState:
         ep = self.episode
@@ -224,6 +225,7 @@ class GameEnvironment(Environment[GameAction, GameObservation, GameState]):
 
 # rosetta: registration: none: `create_app(factory, GameAction, GameObservation)`, served by `python -m adapters.openenv`
 # rosetta: transport: HTTP + WebSocket server (`/ws`; plain HTTP `/reset` and `/step` are stateless)
+# rosetta: config: `--game` (the default of a `reset()` without a task row); `reset(task=row)` or `reset(seed=..., **task_fields)` per session
 def create_game_app(
     game: str = "tictactoe",
     max_sessions: int = 64,

@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from core.episode import Episode
+from core.metrics import RATE_KEYS, outcome_rates
 from core.tasks import Task
 
 ENV_ID = "gamebridge"
@@ -80,6 +81,7 @@ class GameTextEnv(BaseTextEnv):  # type: ignore[misc]  # skyrl_gym ships no type
 
     # rosetta: step: `step(action) -> BaseTextEnvStepOutput`
     # rosetta: action: the model's reply text
+    # rosetta: tools: none: SkyRL's generator hands the env the model's text; replies use `<move>` tags
     def step(self, action: str) -> BaseTextEnvStepOutput:
         result = self.episode.step(action)
         self.turns += 1
@@ -98,6 +100,7 @@ class GameTextEnv(BaseTextEnv):  # type: ignore[misc]  # skyrl_gym ships no type
             observations=observations, reward=result.reward, done=result.done, metadata=metadata
         )
 
+    # rosetta: metrics: `get_metrics()`: reward components, turns and core's `outcome_rates` of the game (SkyRL averages them over a batch)
     def get_metrics(self) -> dict[str, Any]:
         """The reward breakdown and the result, once the game is over (numbers only,
         so SkyRL's default aggregation averages them)."""
@@ -111,10 +114,12 @@ class GameTextEnv(BaseTextEnv):  # type: ignore[misc]  # skyrl_gym ships no type
             "draw": float(self.episode.result == "draw"),
             "turns": self.turns,
             "invalid_moves": self.episode.invalid_moves,
+            **{k: outcome_rates([self.episode.to_dict()])[k] for k in RATE_KEYS},
         }
 
 
 # rosetta: registration: `skyrl_gym.register(id="gamebridge", entry_point=GameTextEnv)`; rows name it in `env_class`
+# rosetta: packaging: `pip install gamebridge[skyrl]`, `register()` in the training entry point; the YAML fragment `adapters/skyrl_gym/gamebridge.yaml`
 def register(env_id: str = ENV_ID) -> None:
     """Register :class:`GameTextEnv` with skyrl_gym (a second call is a no-op:
     skyrl_gym itself raises on a duplicate)."""

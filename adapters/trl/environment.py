@@ -100,6 +100,7 @@ class GameEnvironment:
     # rosetta: step: factory: the `make_move` tool
     # rosetta: action: factory: a `make_move(move)` tool call
     # rosetta: observation: factory: the tool's return string
+    # rosetta: tools: factory: `make_move` is the tool (its docstring renders to core's schema); TRL runs the tool loop
     def make_move(self, **arguments):  # type: ignore[no-untyped-def]  # no return hint: core's schema has none
         # The signature and docstring the model sees are set below (_as_tool, core.prompts).
         # The arguments go to core as TRL decoded them: core judges their shape.
@@ -131,6 +132,7 @@ _CLASSES: dict[str, type[GameEnvironment]] = {}
 
 
 # rosetta: registration: none: `GRPOTrainer(environment_factory=environment_class(game))` or `rollout_func=TextRollout()`
+# rosetta: packaging: `pip install gamebridge[trl]`; the classes and datasets go straight into `GRPOTrainer`
 def environment_class(game: str) -> type[GameEnvironment]:
     """A ``GameEnvironment`` subclass whose tool schema names ``game``'s
     example moves exactly as ``core.prompts.tool_schema(game)`` does."""

@@ -38,6 +38,7 @@ def _values(name: str, environments: Sequence[Any] | None, kwargs: dict[str, Any
     return [float(v) for v in kwargs[key]]
 
 
+# rosetta: metrics: `game/win_rate`, `game/loss_rate`, `game/valid_rate`, `game/turns` through TRL's `log_metric` (per batch)
 def log_game_metrics(environments: Sequence[Any] | None, kwargs: dict[str, Any]) -> None:
     """Batch means of the games (``game/turns``, ``game/valid_rate``,
     ``game/win_rate``, ``game/loss_rate``) through TRL's ``log_metric``."""

@@ -14,31 +14,47 @@ from typing import Any
 try:
     import httpx
     import verifiers.v1 as vf
+    from pydantic import AliasChoices, Field
     from verifiers.v1.dialects.chat import message_to_wire
 except ImportError as e:  # pragma: no cover - exercised only without the extra
     raise ImportError(
         "adapters.verifiers needs verifiers 0.4; install with: pip install -e '.[verifiers]'"
     ) from e
 
-from core import DEFAULT_WEIGHTS, Episode, Task, make_tasks
+from core import DEFAULT_WEIGHTS, Episode, Rubric, Task, make_tasks
+from core.metrics import RATE_KEYS, outcome_rates
+from core.parsing import decode_tool_arguments
 
 TASKSET_ID = "gamebridge-verifiers"
 """The id ``vf-eval`` takes; it imports the top-level shim module ``gamebridge_verifiers``."""
 
 
+# rosetta: config: `--env.taskset.*` flags (or an `@ file.toml`): `core.make_tasks` arguments, task fields, `tools`
 class GameTasksetConfig(vf.TasksetConfig):
-    """``--env.taskset.*``: ``make_tasks(n, seed, game)``, or explicit ``rows``."""
+    """``--env.taskset.*``: ``make_tasks(n, seed, game, ...)``, or explicit ``rows``."""
 
     game: str = "tictactoe"
     n: int = 64
     seed: int = 0
+    min_random_move_prob: float = 0.0
+    max_random_move_prob: float = 1.0
+    """The opponent's random-move probability spans this range (``core.make_tasks``)."""
+    num_groups: int = 1
+    depth: int | None = Field(None, validation_alias=AliasChoices("depth", "minimax_depth"))
+    """The opponent's search depth (``minimax_depth``, the walkthrough's name, works too)."""
+    task_fields: dict[str, Any] = Field(default_factory=dict)
+    """Any other task field for every row (``{"max_invalid_moves": 1}``)."""
+    tools: bool = False
+    """Tool mode: the model moves by calling ``make_move`` (core's tool prompt and schema)."""
     rows: list[dict[str, Any]] | None = None
-    """Task rows (``Task.to_dict()``); when set, ``game``/``n``/``seed`` are ignored."""
+    """Task rows (``Task.to_dict()``); when set, the fields above but ``tools`` are ignored."""
 
 
 class GameData(vf.TaskData):
     row: dict[str, Any]
     """The core task row; the Env builds its Episode from it."""
+    tools: list[dict[str, Any]] | None = None
+    """Tool mode: core's ``make_move`` schema, which the harness offers the model."""
 
 
 class GameTask(vf.Task[GameData, vf.State, vf.TaskConfig]):
@@ -62,21 +78,47 @@ for _name, _weight in DEFAULT_WEIGHTS.items():
     setattr(GameTask, _name, _component(_name, _weight))
 
 
+# rosetta: metrics: one `@vf.metric` per outcome rate of `core.metrics.outcome_rates` (vf-eval averages them)
+def _rate(name: str) -> Any:
+    async def rate(self: GameTask, trace: vf.Trace) -> float:
+        episode = trace.info.get("episode")
+        return float(outcome_rates([episode] if episode else [])[name])
+
+    rate.__name__ = rate.__qualname__ = name
+    return vf.metric(rate)
+
+
+for _name in RATE_KEYS:
+    setattr(GameTask, _name, _rate(_name))
+
+
 class GameTaskset(vf.Taskset[GameTask, GameTasksetConfig]):
     def load(self) -> Iterator[GameTask]:
         c = self.config
+        fields = {**c.task_fields, **({} if c.depth is None else {"depth": c.depth})}
         tasks = (
             [Task.from_dict(r) for r in c.rows]
             if c.rows is not None
-            else make_tasks(c.n, seed=c.seed, game=c.game)
+            else make_tasks(
+                c.n,
+                seed=c.seed,
+                game=c.game,
+                min_random_move_prob=c.min_random_move_prob,
+                max_random_move_prob=c.max_random_move_prob,
+                num_groups=c.num_groups,
+                **fields,
+            )
         )
         for task in tasks:
+            episode = Episode(task)
+            # rosetta: tools: `--env.taskset.tools true`: core's tool prompt, `make_move` offered, each call played with `step_move`
             data = GameData(
                 id=task.task_id,
                 name=task.task_id,
                 prompt=None,
-                system_prompt=Episode(task).system_prompt,
+                system_prompt=episode.tool_system_prompt if c.tools else episode.system_prompt,
                 row=task.to_dict(),
+                tools=[episode.tool_schema] if c.tools else None,
             )
             yield GameTask(data, c.task)
 
@@ -101,7 +143,7 @@ class GameEnv(vf.Env[GameEnvConfig]):
 
     # rosetta: rollout: `GameEnv.run()`: the Episode plays the user, one `interaction.turn(observation)` per reply
     async def run(self, task: GameTask, agents: vf.Agents) -> None:
-        episode = Episode(task.data.row)
+        episode = Episode(task.data.row, _rubric(task))
         # rosetta: reset: `Episode(task.data.row).reset()` in `run()`, sent as the first user turn
         observation = episode.reset()
         async with agents.player.interaction(task) as interaction:
@@ -110,6 +152,12 @@ class GameEnv(vf.Env[GameEnvConfig]):
                 segment = await interaction.turn(observation)
                 # rosetta: truncation: Verifiers' own caps (`max_turns`, token limits) end the exchange (`segment.terminated`): core settles the game (`Episode.settle`), scored in the reward slots
                 while not segment.terminated:
+                    if task.data.tools is not None:
+                        answers = _play_tool_calls(episode, segment)
+                        if episode.done:
+                            break
+                        segment = await interaction.turn(answers)
+                        continue
                     # rosetta: step: `episode.step(reply)` in `run()`
                     result = episode.step(_reply(segment))
                     if result.done:
@@ -132,6 +180,36 @@ class GameEnv(vf.Env[GameEnvConfig]):
             if not capped:
                 # rosetta: termination: `trace.stop(episode.termination)` (`game_over`, `forfeit`, `turn_cap`); a Verifiers cap keeps its own stop condition
                 trace.stop(str(episode.termination))
+
+
+# rosetta: reward: weights by argument: Verifiers' own `--env.taskset.task.rewards.<name>.weight`; core's rubric takes the same
+def _rubric(task: GameTask) -> Rubric:
+    """Core's rubric with the weights Verifiers scores by: a reward re-weighted by
+    config (``--env.taskset.task.rewards.win.weight 2``) is re-weighted in core too, so
+    ``trace.info["reward"]["total"]`` equals Verifiers' weighted sum."""
+    weights = dict(DEFAULT_WEIGHTS)
+    for name, entry in task.config.rewards.items():
+        if name in weights and entry.fn is None and entry.weight is not None:
+            weights[name] = float(entry.weight)
+    return Rubric(weights)
+
+
+def _play_tool_calls(episode: Episode, segment: vf.Segment) -> list[dict[str, Any]]:
+    """Tool mode: play the last reply's ``make_move`` calls in order; the tool messages
+    answering them. A reply without a call stopped playing: core settles the game."""
+    message = next(
+        (m for m in reversed(segment.messages) if isinstance(m, vf.AssistantMessage)), None
+    )
+    calls = (message.tool_calls or []) if message is not None else []
+    if not calls:
+        episode.settle()
+    answers = []
+    for call in calls:
+        if not episode.done:
+            # The call's raw arguments, as the model wrote them: core judges them.
+            episode.step_tool(decode_tool_arguments(call.arguments))
+        answers.append({"role": "tool", "tool_call_id": call.id, "content": episode.observation})
+    return answers
 
 
 @functools.cache
@@ -170,10 +248,15 @@ class ChatHarness(vf.Harness[vf.HarnessConfig]):
         # Bounded: the driver's gateway answers within its call policy's worst case and
         # puts that (plus a margin) here; a bare harness waits at most 10 minutes.
         timeout = float(os.environ.get("GAMEBRIDGE_MODEL_CALL_TIMEOUT") or 600.0)
+        tools = getattr(data, "tools", None)
         async with httpx.AsyncClient(timeout=timeout, verify=_ssl_context()) as http:
             response = await http.post(
                 f"{endpoint.rstrip('/')}/chat/completions",
-                json={"model": ctx.model, "messages": messages},
+                json={
+                    "model": ctx.model,
+                    "messages": messages,
+                    **({"tools": tools} if tools else {}),
+                },
                 headers={"Authorization": f"Bearer {secret}"},
             )
         ok = response.status_code < 400

@@ -59,6 +59,10 @@ def test_whole_game_matches_core_replay(game: str) -> None:
     assert metrics["win"] == float(reference.result == "win")
     for name, value in reference.reward().components.items():
         assert metrics[f"reward/{name}"] == value
+    from core.metrics import RATE_KEYS, outcome_rates
+
+    rates = outcome_rates([reference.to_dict()])
+    assert {k: metrics[k] for k in RATE_KEYS} == {k: rates[k] for k in RATE_KEYS}
 
 
 def test_skyrl_max_turns_settles_the_game_in_core() -> None:

@@ -24,6 +24,7 @@ from adapters.verifiers import (  # noqa: E402 - after the importorskip
     GameTasksetConfig,
 )
 from core import DEFAULT_WEIGHTS, Episode, Task, TaskError, make_tasks  # noqa: E402
+from core.metrics import RATE_KEYS, outcome_rates  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 POLICY = "noisy:0.3/minimax:1"
@@ -144,8 +145,9 @@ def test_a_failing_model_endpoint_is_an_error_not_a_reward() -> None:
     assert trace.info["episode"]["done"] is False
 
 
-def _documented_vf_eval() -> list[str]:
-    """The ``vf-eval`` command of docs/verifiers.md's ```bash block, as argv."""
+def _documented_vf_eval(index: int = 0) -> list[str]:
+    """The ``index``-th ``vf-eval`` command of docs/verifiers.md's ```bash blocks, as argv
+    (0: the text-mode run; 1: the tool-mode run with the walkthrough's arguments)."""
     text = (ROOT / "docs" / "verifiers.md").read_text(encoding="utf-8")
     blocks = re.findall(r"```bash\n(.*?)```", text, flags=re.S)
     commands = [
@@ -154,8 +156,8 @@ def _documented_vf_eval() -> list[str]:
         for line in b.replace("\\\n", " ").splitlines()
         if line.startswith("vf-eval ")
     ]
-    assert len(commands) == 1, commands
-    return shlex.split(commands[0])
+    assert len(commands) == 3, commands  # text, tools, the walkthrough's file
+    return shlex.split(commands[index])
 
 
 @pytest.mark.server
@@ -195,3 +197,71 @@ def test_the_driver_raises_when_the_rollout_fails() -> None:
         get_driver("verifiers").run(
             [Task(game="tictactoe", seed=1)], base_url="http://127.0.0.1:9/v1", model="scripted"
         )
+
+
+# --- tool mode, the walkthrough's arguments, reward weights ----------------------------------
+
+
+def test_the_walkthrough_s_arguments_under_both_spellings() -> None:
+    for depth_key in ("minimax_depth", "depth"):
+        config = GameTasksetConfig.model_validate(
+            {
+                "id": TASKSET_ID,
+                "n": 4,
+                "min_random_move_prob": 0.0,
+                "max_random_move_prob": 0.0,
+                depth_key: 3,
+            }
+        )
+        rows = [t.data.row for t in vf.load_taskset(config)]
+        expected = make_tasks(4, min_random_move_prob=0.0, max_random_move_prob=0.0, depth=3)
+        assert rows == [t.to_dict() for t in expected]
+        assert {r["depth"] for r in rows} == {3} and {r["random_move_prob"] for r in rows} == {0.0}
+
+
+def test_tool_mode_tasks_carry_core_s_tool_prompt_and_schema() -> None:
+    (text,) = _taskset(n=1)
+    (tools,) = _taskset(n=1, tools=True)
+    episode = Episode(text.data.row)
+    assert text.data.tools is None and text.data.system_prompt == episode.system_prompt
+    assert tools.data.row == text.data.row
+    assert tools.data.system_prompt == episode.tool_system_prompt
+    assert tools.data.tools == [episode.tool_schema]
+
+
+@pytest.mark.server
+def test_vf_eval_tool_mode_with_the_walkthrough_s_arguments_and_weights(tmp_path: Path) -> None:
+    """The documented tool-mode ``vf-eval``: every move a ``make_move`` call judged by
+    core, the walkthrough's opponent, and Verifiers' re-weighted reward in core's total."""
+    from rollouts.policy_server import serve_in_thread
+
+    argv = _documented_vf_eval(1)
+    assert argv[argv.index("--env.taskset.tools") + 1] == "true"
+    weight = float(argv[argv.index("--env.taskset.task.rewards.win.weight") + 1])
+    with serve_in_thread("noisy:0.3/minimax:1", seed=0) as url:
+        argv[argv.index("--client.base-url") + 1] = url
+        argv[argv.index("--output-dir") + 1] = str(tmp_path)
+        argv[0] = str(Path(sys.executable).with_name("vf-eval"))
+        done = subprocess.run(
+            argv, cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False
+        )
+    assert done.returncode == 0, done.stderr[-3000:]
+    (traces_file,) = tmp_path.glob("*/traces.jsonl")
+    rows = [json.loads(line) for line in traces_file.read_text().splitlines()]
+    assert len(rows) == int(argv[argv.index("-n") + 1])
+    for row in rows:
+        assert row["ok"], row["errors"]
+        trace = row["traces"][0]
+        trajectory = trace["info"]["episode"]
+        assert trajectory["task"]["depth"] == 3 and trajectory["task"]["random_move_prob"] == 0.0
+        assert trajectory["done"] and {e["kind"] for e in trajectory["events"]} == {"tool"}
+        replay = Episode.replay(
+            trajectory["task"], [{"move": e["reply"]} for e in trajectory["events"]]
+        )
+        assert replay.to_dict()["events"] == trajectory["events"]
+        assert trace["rewards"]["win"]["weight"] == weight
+        weighted = sum(r["score"] * r["weight"] for r in trace["rewards"].values())
+        assert trace["info"]["reward"]["total"] == pytest.approx(weighted)
+        assert trace["info"]["reward"]["weights"]["win"] == weight
+        rates = outcome_rates([trajectory])
+        assert trace["metrics"] == {k: rates[k] for k in RATE_KEYS}
