@@ -145,7 +145,8 @@ def test_a_failing_model_endpoint_is_an_error_not_a_reward() -> None:
 
 
 def _documented_vf_eval() -> list[str]:
-    """The ``vf-eval`` command of docs/verifiers.md's ```bash block, as argv."""
+    """The first ``vf-eval`` command of docs/verifiers.md's ```bash blocks, as argv
+    (the documented whole-game run; the second is the capped run)."""
     text = (ROOT / "docs" / "verifiers.md").read_text(encoding="utf-8")
     blocks = re.findall(r"```bash\n(.*?)```", text, flags=re.S)
     commands = [
@@ -154,7 +155,7 @@ def _documented_vf_eval() -> list[str]:
         for line in b.replace("\\\n", " ").splitlines()
         if line.startswith("vf-eval ")
     ]
-    assert len(commands) == 1, commands
+    assert len(commands) == 2 and "max-turns" in commands[1], commands
     return shlex.split(commands[0])
 
 
