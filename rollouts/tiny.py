@@ -70,8 +70,13 @@ class ScriptedClient:
         from rollouts.llm import Completion, ToolCall
 
         answer = self.model.answer(messages, use_tool=bool(tools))
-        if answer.move is not None:
-            call = ToolCall(id=answer.call_id, name="make_move", arguments={"move": answer.move})
+        if answer.arguments is not None:
+            call = ToolCall(
+                id=answer.call_id,
+                name="make_move",
+                arguments=json.loads(answer.arguments),
+                raw_arguments=answer.arguments,
+            )
             return Completion(text="", tool_calls=(call,))
         return Completion(text=answer.text)
 

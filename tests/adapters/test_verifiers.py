@@ -147,7 +147,8 @@ def test_a_failing_model_endpoint_is_an_error_not_a_reward() -> None:
 
 def _documented_vf_eval(index: int = 0) -> list[str]:
     """The ``index``-th ``vf-eval`` command of docs/verifiers.md's ```bash blocks, as argv
-    (0: the text-mode run; 1: the tool-mode run with the walkthrough's arguments)."""
+    (0: the text-mode run; 1: the tool-mode run with the walkthrough's arguments; the
+    capped run and the walkthrough's file are left out)."""
     text = (ROOT / "docs" / "verifiers.md").read_text(encoding="utf-8")
     blocks = re.findall(r"```bash\n(.*?)```", text, flags=re.S)
     commands = [
@@ -156,8 +157,9 @@ def _documented_vf_eval(index: int = 0) -> list[str]:
         for line in b.replace("\\\n", " ").splitlines()
         if line.startswith("vf-eval ")
     ]
-    assert len(commands) == 3, commands  # text, tools, the walkthrough's file
-    return shlex.split(commands[index])
+    assert len(commands) == 4 and "max-turns" in commands[1], commands
+    runs = [commands[0], commands[2]]  # text, tools (the capped run, the walkthrough's file)
+    return shlex.split(runs[index])
 
 
 @pytest.mark.server
