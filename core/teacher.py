@@ -128,4 +128,7 @@ def make_teacher(
     look = TEACHER_LOOKAHEAD.get(game, 1) if lookahead == "default" else lookahead
     if isinstance(look, str):
         raise ValueError(f"lookahead must be an int >= 0 or None, got {look!r}")
-    return Teacher(d, look)
+    teacher = Teacher(d, look)
+    if make_game(game).spec.num_players == 1:
+        teacher.name = f"solver:{game}"
+    return teacher

@@ -382,6 +382,7 @@ def run_rl_stages(
     clock: Clock,
     sampled: bool,
     learning_rate: float | None = None,
+    on_stage: Any = None,
 ) -> Any:
     """The GRPO stages for one arm, each followed by its evaluation (sampled
     play too after the last stage when ``sampled``)."""
@@ -430,6 +431,8 @@ def run_rl_stages(
         label = f"{'weak ' if arm else ''}RL{k} ({lo:g}-{hi:g})"
         record(s, model, tokenizer, stage, label, results, sets, sampled and k == len(stages))
         _log(s, clock, ("(weak start) " if arm else "") + line(stage, results["stages"][stage]))
+        if on_stage is not None:
+            on_stage()
     return model
 
 
@@ -618,19 +621,30 @@ def run_recipe(settings: RecipeSettings) -> dict[str, Any]:
             target=weak_arm, args=(asdict(s), str(out / "tokenizer")), name="recipe-weak-start"
         )
         child.start()
+
+    def checkpoint(done: bool = False) -> None:
+        """Write the results so far (an interrupted run keeps its finished stages)."""
+        results["timing"] = clock.figures()
+        results["complete"] = done
+        write_results(s, results)
+
     record(s, model, tokenizer, "base", "base", results, sets, False)
     clock.mark("base")
     _log(s, clock, line("base", results["stages"]["base"]))
+    checkpoint()
 
     # 3. SFT
     sft(s, model, tokenizer, rows, s.sft_steps, "sft", results)
     clock.mark("sft")
     record(s, model, tokenizer, "sft", "SFT", results, sets, s.sampled)
     _log(s, clock, line("sft", results["stages"]["sft"]))
+    checkpoint()
 
     # 4-5. RL stages, each evaluated
     if s.rl_steps > 0:
-        model = run_rl_stages(s, model, tokenizer, "", results, sets, clock, s.sampled)
+        model = run_rl_stages(
+            s, model, tokenizer, "", results, sets, clock, s.sampled, on_stage=checkpoint
+        )
     save_tiny(model, tokenizer, out / "model", {"recipe": asdict(s)})
 
     if child is not None:
@@ -642,8 +656,7 @@ def run_recipe(settings: RecipeSettings) -> dict[str, Any]:
         results["stages"].update(weak["stages"])
         results["logs"].update(weak["logs"])
         results["weak_timing"] = weak["timing"]
-    results["timing"] = clock.figures()
-    write_results(s, results)
+    checkpoint(done=True)
     return results
 
 
@@ -727,6 +740,15 @@ def markdown(results: dict[str, Any]) -> str:
         f"{t['cpus']} shared cores (process CPU {t['process_cpu_seconds']:.0f} s; "
         f"load average at the end {load.get(list(load)[-1]) if load else '-'}).",
         "",
+        *(
+            []
+            if results.get("complete", True)
+            else [
+                f"**Partial run**: written after each stage; stages so far: "
+                f"{', '.join(results['stages'][k]['label'] for k in main)}.",
+                "",
+            ]
+        ),
         "Greedy decoding:",
         "",
         *stage_table(results, "greedy", main),
