@@ -192,13 +192,21 @@ def test_the_documented_vf_eval_command_runs_offline(tmp_path: Path) -> None:
 
 
 @pytest.mark.server
-def test_the_driver_raises_when_the_rollout_fails() -> None:
-    from rollouts.drivers import DriverError, get_driver
+def test_a_failed_rollout_is_a_failure_record_naming_the_endpoint() -> None:
+    """Issue 15: a task that fails gets a failure record (the others would go on),
+    naming the model endpoint and why, not an exception that sinks the run."""
+    from rollouts.drivers import get_driver
+    from rollouts.llm import CallPolicy
 
-    with pytest.raises(DriverError, match="rollout failed"):
-        get_driver("verifiers").run(
-            [Task(game="tictactoe", seed=1)], base_url="http://127.0.0.1:9/v1", model="scripted"
-        )
+    driver = get_driver("verifiers")
+    driver.call_policy = CallPolicy(timeout=5, retries=1, backoff=0.05)
+    (record,) = driver.run(
+        [Task(game="tictactoe", seed=1)], base_url="http://127.0.0.1:9/v1", model="scripted"
+    )
+    assert record.error is not None and record.error["source"] == "model endpoint"
+    assert "http://127.0.0.1:9/v1/chat/completions" in record.error["message"]
+    assert "Connection refused" in record.error["message"]
+    assert record.index == 0 and record.trajectory["partial"] is True
 
 
 # --- tool mode, the walkthrough's arguments, reward weights ----------------------------------
