@@ -14,7 +14,6 @@ screenshot (docs/img/play-othello.png) is produced here:
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import shutil
@@ -317,7 +316,9 @@ def test_replay_a_demo_run_from_the_reports_link(page: Page, server: str, runs_d
     # The report's replay links to the play page (default port), naming the record file.
     assert "gamebridge play" in report and "127.0.0.1:8765" in report
     record_file = out / "othello-core.jsonl"
-    rows = [json.loads(line) for line in record_file.read_text().splitlines() if line.strip()]
+    from rollouts.records import read_run
+
+    rows = [r.to_dict() for r in read_run(record_file).ordered()]  # task order, as the report
     traj = rows[1]["trajectory"]
     # The link the report builds for that episode, pointed at this test's server.
     pg = page.page
@@ -376,8 +377,10 @@ def test_replay_every_record_of_a_full_demo_run(page: Page, server: str, runs_di
     assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
     files = sorted(out.glob("*.jsonl"))
     assert len(files) >= 2 * 6, [f.name for f in files]
+    from rollouts.records import read_run
+
     for path in files:
-        rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        rows = [r.to_dict() for r in read_run(path).ordered()]  # the header line skipped
         last = len(rows) - 1
         pg = page.open(f"#replay={path}&episode={last}")
         pg.wait_for_selector("body[data-status='replay']")
