@@ -67,11 +67,18 @@ class ScriptedClient:
     def complete(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, **_: Any
     ) -> Any:
-        from rollouts.llm import Completion, ToolCall
+        from rollouts.llm import Completion, ToolCall, _parse_arguments
 
         answer = self.model.answer(messages, use_tool=bool(tools))
-        if answer.move is not None:
-            call = ToolCall(id=answer.call_id, name="make_move", arguments={"move": answer.move})
+        if (
+            answer.arguments is not None
+        ):  # the JSON text of a make_move call, decoded as ChatClient does
+            call = ToolCall(
+                id=answer.call_id,
+                name="make_move",
+                arguments=_parse_arguments(answer.arguments),
+                raw_arguments=answer.arguments,
+            )
             return Completion(text="", tool_calls=(call,))
         return Completion(text=answer.text)
 
