@@ -67,14 +67,16 @@ class ScriptedClient:
     def complete(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, **_: Any
     ) -> Any:
+        from core.parsing import decode_tool_arguments
+        from core.prompts import TOOL_NAME
         from rollouts.llm import Completion, ToolCall
 
         answer = self.model.answer(messages, use_tool=bool(tools))
-        if answer.arguments is not None:
+        if answer.arguments is not None:  # a make_move call's JSON text, decoded as ChatClient does
             call = ToolCall(
                 id=answer.call_id,
-                name="make_move",
-                arguments=json.loads(answer.arguments),
+                name=TOOL_NAME,
+                arguments=decode_tool_arguments(answer.arguments),
                 raw_arguments=answer.arguments,
             )
             return Completion(text="", tool_calls=(call,))

@@ -37,13 +37,28 @@ REWARD_COLUMNS = {
 
 
 def build_tiny(output_dir: str, sft_games: int = 100, sft_steps: int = 80) -> tuple[Any, Any]:
-    """The tiny model, warmed up to call ``make_move`` (no hub download)."""
-    from rollouts.tiny import TinySettings, warm_start
+    """The tiny model, warmed up on scripted tool-call games to call ``make_move``
+    (``rollouts.tiny``: a local tokenizer and a random Qwen2; no hub download)."""
+    from core.tasks import make_tasks
+    from rollouts.tiny import build_model, build_tokenizer, chat_rows, scripted_records
+    from rollouts.train_sft import run_sft
 
-    settings = TinySettings(
-        mode="env_factory", sft_games=sft_games, sft_steps=sft_steps, output_dir=output_dir
+    tasks = make_tasks(sft_games, seed=1, num_groups=1, opponent="random")
+    rows = chat_rows(scripted_records(tasks, "minimax:9", tools=True), {"win", "draw"})
+    noisy = chat_rows(
+        scripted_records(tasks[:32], "noisy:0.5/minimax:1", tools=True), {"win", "draw", "loss"}
     )
-    model, tokenizer, _ = warm_start(settings, progress=False, evaluate_stages=False)
+    tokenizer = build_tokenizer(rows + noisy)
+    model = build_model(tokenizer)
+    run_sft(
+        model,
+        tokenizer,
+        rows,
+        output_dir=output_dir,
+        max_steps=sft_steps,
+        learning_rate=3e-3,
+        progress=False,
+    )
     return model, tokenizer
 
 

@@ -11,7 +11,9 @@ every gamebridge server has.
 * idle sessions (no ``/ping``, no call, nothing running) deleted after
   ``session_timeout_s`` (openreward's own reaper also runs, at 900 s, so that is
   the longest timeout);
-* ``GET /sessions``: read-only, live sessions, the cap and the idle timeout.
+* ``GET /sessions``: read-only, live sessions, the cap and the idle timeout;
+* tool results re-cut so that no SSE chunk begins with a space (openreward's
+  client strips it: see ``_space_safe``).
 
 openreward's session table is private (``Server._active_envs`` and friends):
 this module reads it for the cap and the count and deletes idle sessions with its
@@ -143,6 +145,40 @@ def _toolset_problem(body: bytes) -> str | None:
     return None
 
 
+def _space_safe(stream: Any) -> Any:
+    """openreward's ``sse_task_stream`` with its result re-cut so that no chunk begins
+    with a space. openreward 0.1.167 cuts a tool result into 4096-character SSE
+    ``chunk`` events, and its client ``lstrip()``s every data line (the SSE spec drops
+    one space, no more): a chunk that began with a space lost it, and a board in the
+    trajectory came back changed (``place;Y`` for ``place; Y``)."""
+
+    async def stream_safe(*args: Any, **kwargs: Any) -> AsyncIterator[dict[str, Any]]:
+        parts: list[str] = []
+        async for event in stream(*args, **kwargs):
+            if event.get("event") not in ("chunk", "end"):
+                yield event
+                continue
+            parts.append(event["data"])
+            if event["event"] == "end":
+                text, start = "".join(parts), 0
+                while True:
+                    stop = min(start + CHUNK, len(text))
+                    while start < stop < len(text) and text[stop] in " \t":
+                        stop -= 1  # the next chunk must not begin with a space
+                    if stop == start:  # a run of spaces as long as a chunk: send it whole
+                        stop = len(text)
+                    last = stop >= len(text)
+                    yield {"event": "end" if last else "chunk", "data": text[start:stop]}
+                    if last:
+                        break
+                    start = stop
+
+    return stream_safe
+
+
+CHUNK = 4096
+
+
 def _reaper(server: Server, timeout_s: float) -> Any:
     """Delete sessions idle longer than ``timeout_s`` (as openreward's reaper does at 900 s)."""
 
@@ -183,6 +219,9 @@ def create_app(
             f"session_timeout_s must be in (0, {ORS_REAPER_S:g}] (openreward's own reaper "
             f"deletes idle sessions at {ORS_REAPER_S:g} s), got {session_timeout_s!r}"
         )
+    if not getattr(ors_server.sse_task_stream, "gamebridge_space_safe", False):
+        ors_server.sse_task_stream = _space_safe(ors_server.sse_task_stream)
+        ors_server.sse_task_stream.gamebridge_space_safe = True
     server = Server([env_cls], return_errors="exception")
     app: FastAPI = server.app
 
