@@ -305,9 +305,8 @@ def test_openenv_session_storm_over_the_cap_is_refused_then_served(
 def test_openenv_idle_session_expires_with_a_clear_error(
     reliability_servers: dict[str, Any],
 ) -> None:
-    from websockets.sync.client import connect
-
     from websockets.exceptions import ConnectionClosed
+    from websockets.sync.client import connect
 
     url = _url(reliability_servers, OE)
     with connect(_ws_url(reliability_servers), max_size=None) as ws:
