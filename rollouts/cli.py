@@ -301,7 +301,10 @@ def _add_serve(p: argparse.ArgumentParser) -> None:
 
 
 def _run_serve(args: argparse.Namespace) -> int:
+    from adapters._lifeline import watch
     from rollouts.policy_server import serve
+
+    watch()  # started by rollouts.servers (a test, make faults): stop when the parent ends
 
     backend = None
     if args.model_path:

@@ -93,6 +93,9 @@ class _Connection:
         self.closed = asyncio.Event()
         self.client_gone = False
         self.close_sent = False
+        self.busy = False
+        """A message was received and not answered yet: the session is working (a deep
+        search can take seconds), not idle."""
 
     async def receive(self) -> Message:
         if self.closed.is_set():
@@ -106,6 +109,8 @@ class _Connection:
             self.last = time.monotonic()
             if message["type"] == "websocket.disconnect":
                 self.client_gone = True
+            elif message["type"] == "websocket.receive":
+                self.busy = True
             return message
         inner.cancel()
         return {"type": "websocket.disconnect", "code": IDLE_CLOSE_CODE}
@@ -119,6 +124,7 @@ class _Connection:
         elif self.client_gone or self.close_sent:
             return  # nobody to send to
         self.last = time.monotonic()
+        self.busy = False
         await self._send(message)
         text = message.get("text") or ""
         if kind == "websocket.send" and '"CAPACITY_REACHED"' in text:
@@ -137,11 +143,11 @@ class _Connection:
         timeout = self.idle_timeout
         if timeout is None:
             return
-        interval = max(0.05, min(timeout / 4, 5.0))
+        interval = max(timeout / 4, 5.0)  # OpenEnv's own reaper's period
         while not self.closed.is_set():
             await asyncio.sleep(interval)
             idle = time.monotonic() - self.last
-            if idle > timeout:
+            if idle > timeout and not self.busy:
                 log.warning("closing a WebSocket session idle for %.0f s", idle)
                 await self.close(
                     IDLE_CLOSE_CODE,

@@ -194,7 +194,8 @@ def main(argv: list[str] | None = None) -> int:
                 tally.equal &= equal
                 row = (
                     f"{fw:15s} {kind:12s} finished {fin:2d}  failed {failed:2d}  lost {lost}  "
-                    f"orphans {orphans}  resumed==uninterrupted {'yes' if equal else 'NO'}  "
+                    f"orphans {orphans}  resumed==uninterrupted "
+                    f"{'n/a' if kind == 'huge' else 'yes' if equal else 'NO'}  "
                     f"({time.monotonic() - started:.0f} s)"
                 )
                 tally.rows.append(row)
@@ -202,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(f"frameworks: {', '.join(frameworks)}; scenarios: {', '.join(scenarios)}")
     print(f"episodes attempted {tally.attempted}")
-    print(f"finished before the resume {tally.finished}")
+    print(f"finished (faulted run + resume) {tally.finished}")
     print(f"failed (failure records) {tally.failed}")
     print(f"lost {tally.lost} (must be 0)")
     print(f"orphans {tally.orphans} (must be 0)")

@@ -345,14 +345,18 @@ def test_openenv_session_storm_over_the_cap_is_refused_then_served(
 def test_openenv_idle_session_expires_with_a_clear_error(
     reliability_servers: dict[str, Any],
 ) -> None:
+    from websockets.exceptions import ConnectionClosed
     from websockets.sync.client import connect
 
     url = _url(reliability_servers, OE)
     with connect(_ws_url(reliability_servers), max_size=None) as ws:
         assert _ask(ws, {"type": "reset", "data": {}})["type"] == "observation"
-        time.sleep(IDLE_TIMEOUT[OE] + 5.5)  # the reaper wakes every max(timeout / 4, 5) s
-        step = {"type": "step", "data": {"reply": "<move>4</move>"}}
-        _error(_ask(ws, step), "EXECUTION_ERROR", "session was closed")
+        # Issue 15: the idle session's connection is closed (OpenEnv's reaper freed the
+        # game but kept the socket), with a close code and a reason that say why.
+        with pytest.raises(ConnectionClosed) as closed:
+            ws.recv(timeout=IDLE_TIMEOUT[OE] + 10)
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 4408
+    assert "idle longer than the session timeout" in closed.value.rcvd.reason
     assert httpx.get(url + "/sessions").json()["idle_timeout_s"] == IDLE_TIMEOUT[OE]
     _normal_episode_completes(OE, url)
 
