@@ -9,7 +9,6 @@ from __future__ import annotations
 import inspect
 import sys
 import uuid
-from importlib import metadata
 from typing import Any
 
 try:
@@ -120,7 +119,6 @@ class GameEnvironment(Environment[GameAction, GameObservation, GameState]):
             description=f"{spec.title} against gamebridge's built-in opponent, one game "
             f"per session (any core game by reset(task=...)). {spec.rules}",
             readme_content=inspect.getdoc(sys.modules[type(game).__module__]),
-            version=_version(),
             documentation_url="docs/openenv.md",
         )
 
@@ -267,13 +265,6 @@ def create_game_app(
     app.add_api_route("/sessions", sessions, methods=["GET"])
 
     return app
-
-
-def _version() -> str:
-    try:
-        return metadata.version("gamebridge")
-    except metadata.PackageNotFoundError:  # run from a source tree without installing
-        return "0+unknown"
 
 
 __all__ = [

@@ -100,10 +100,10 @@ def test_route_lists_are_pinned(server: str, reliability_servers: dict[str, Any]
     paths = set(httpx.get(url + "/openapi.json", timeout=30).json()["paths"])
     assert paths == ROUTES[server]
     if server == "openenv":
-        # No MCP tools (nothing callable beyond reset/step), no Gradio UI.
+        # One MCP tool, make_move (a move in the session's game, nothing else), no Gradio UI.
         listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
         mcp = httpx.post(url + "/mcp", json=listing, timeout=30).json()
-        assert "does not support MCP" in mcp["error"]["message"]
+        assert [tool["name"] for tool in mcp["result"]["tools"]] == ["make_move"]
         assert httpx.get(url + "/web", timeout=30).status_code == 404
     if server == "ors":
         # No toolsets (openreward's built-in ones add shell, file and web tools), and the
