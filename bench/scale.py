@@ -60,7 +60,12 @@ def eval_rows(n: int, game: str, depth: int) -> list[dict[str, Any]]:
             )
             print(f"bench-scale: {key}: {seconds[key]:.1f}s", flush=True)
         for cpus in (1, 2):
-            ray.init(num_cpus=cpus, include_dashboard=False, log_to_driver=False)
+            ray.init(
+                num_cpus=cpus,
+                include_dashboard=False,
+                log_to_driver=False,
+                _node_ip_address="127.0.0.1",
+            )
             try:
                 run_on_ray(CoreDriver(), warm[:cpus], base_url=url, model="scripted")
                 key = f"ray-{cpus}"

@@ -190,7 +190,12 @@ def run_on_ray(
         if address:
             ray.init(address=address, log_to_driver=False)
         else:
-            ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False)
+            ray.init(
+                num_cpus=num_cpus,
+                include_dashboard=False,
+                log_to_driver=False,
+                _node_ip_address="127.0.0.1",  # a local cluster listens on loopback only
+            )
     try:
         remote = ray.remote(play_one).options(
             num_cpus=1, max_retries=max_retries, retry_exceptions=False
@@ -273,7 +278,12 @@ def check_every_game(n: int = 6, concurrency: int = 2, out_dir: str = "runs/eval
     ray = _import_ray()
     out = Path(out_dir)
     status = 0
-    ray.init(num_cpus=concurrency, include_dashboard=False, log_to_driver=False)
+    ray.init(
+        num_cpus=concurrency,
+        include_dashboard=False,
+        log_to_driver=False,
+        _node_ip_address="127.0.0.1",
+    )
     try:
         with serve_in_thread("noisy:0.3/minimax:1", 0) as url:
             for game in list_games():

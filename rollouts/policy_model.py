@@ -126,7 +126,7 @@ class TransformersModel:
 
     def answer(self, messages: list[dict[str, Any]], use_tool: bool) -> Any:
         """The model's ``Answer`` (``rollouts.policy_server.Answer``)."""
-        from core.parsing import FormatError, parse_reply
+        from core.parsing import TOOL_ARGUMENT, FormatError, parse_reply
         from rollouts.policy_server import Answer, _digest
 
         text, prompt_tokens = self.generate(self.prompt(messages))
@@ -137,5 +137,9 @@ class TransformersModel:
                 move = parse_reply(text).move
             except FormatError:
                 move = text
-            return Answer(text="", move=move, call_id=call_id, prompt_tokens=prompt_tokens)
-        return Answer(text=text, move=None, call_id=call_id, prompt_tokens=prompt_tokens)
+            # The call's arguments as the JSON text a model writes: {"move": ...}.
+            arguments = json.dumps({TOOL_ARGUMENT: move})
+            return Answer(
+                text="", arguments=arguments, call_id=call_id, prompt_tokens=prompt_tokens
+            )
+        return Answer(text=text, arguments=None, call_id=call_id, prompt_tokens=prompt_tokens)

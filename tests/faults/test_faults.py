@@ -194,7 +194,15 @@ def test_one_bad_task_never_sinks_the_others(tmp_path: Path) -> None:
 def test_make_faults_smoke() -> None:
     """``make faults`` in small: core, a truncated body on every 4th call and a
     SIGKILLed eval, each completed by --resume (the whole matrix: ``make faults``)."""
-    import run
+    import importlib.util
+
+    # By path, not `import run`: tests/fuzz has a run.py too, and whichever was
+    # imported first in this process would answer to that name.
+    spec = importlib.util.spec_from_file_location("faults_run", Path(__file__).with_name("run.py"))
+    assert spec is not None and spec.loader is not None
+    run = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = run  # its dataclasses look their module up there
+    spec.loader.exec_module(run)
 
     assert run.main(["--frameworks", "core", "--scenarios", "truncated,kill-eval", "-n", "3"]) == 0
 
