@@ -34,7 +34,7 @@ from faultkit import (
 from core.tasks import make_tasks
 from rollouts.drivers import driver_status
 from rollouts.drivers.core import CoreDriver
-from rollouts.records import read_run
+from rollouts.evaluation.records import read_run
 
 pytestmark = pytest.mark.server
 

@@ -19,9 +19,9 @@ def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny recipe-style model: 100 SFT steps on teacher decisions (it plays legal moves)."""
     from core.tasks import make_tasks
     from core.teacher import make_teacher
-    from rollouts.recipe import MODEL_CONFIG, decisions, play_teacher, sft_rows
-    from rollouts.tiny import build_model, build_tokenizer, save_tiny
-    from rollouts.train_sft import run_sft
+    from rollouts.training.recipe import MODEL_CONFIG, decisions, play_teacher, sft_rows
+    from rollouts.training.sft import run_sft
+    from rollouts.training.tiny import build_model, build_tokenizer, save_tiny
 
     tasks = make_tasks(120, seed=3, opponent="minimax", depth=9, num_groups=10)
     rows = sft_rows(
@@ -47,8 +47,8 @@ def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def server(model_dir: Path) -> Any:
-    from rollouts.policy_model import TransformersModel
-    from rollouts.policy_server import serve_in_thread
+    from rollouts.model.policy_server import serve_in_thread
+    from rollouts.model.transformers_backend import TransformersModel
 
     with serve_in_thread("random", backend=TransformersModel(model_dir)) as url:
         yield url
