@@ -24,7 +24,7 @@ from typing import Any
 
 from core.episode import Episode
 from core.games import make_game
-from core.prompts import TOOL_ARGUMENT_DESCRIPTION, TOOL_DESCRIPTION
+from core.prompts import TOOL_ARGUMENT_DESCRIPTION, TOOL_DESCRIPTION, TOOL_NAME
 from core.tasks import Task
 
 TASK_KEY = "gamebridge_task"
@@ -148,7 +148,7 @@ def environment_class(game: str) -> type[GameEnvironment]:
             name,
             (GameEnvironment,),
             {
-                "make_move": make_move,
+                TOOL_NAME: make_move,
                 "__qualname__": name,
                 "__doc__": f"GameEnvironment for {spec.title}.",
             },
