@@ -37,6 +37,7 @@ from typing import Any
 
 from adapters.trl.environment import STAT_KEYS, TASK_KEY, episode_stats, settle
 from adapters.trl.rewards import COMPONENTS, component_key
+from core import conversation as chat
 from core.episode import Episode
 from core.tasks import Task
 
@@ -257,10 +258,7 @@ class TextRollout:
         prompt_ids = []
         for ep in episodes:
             # rosetta: reset: rollout_func: `ep.reset()` in the prompt
-            messages = [
-                {"role": "system", "content": ep.system_prompt},
-                {"role": "user", "content": ep.reset()},
-            ]
+            messages = chat.opening(ep.system_prompt, ep.reset())
             prompt_ids.append(
                 list(
                     tokenizer.apply_chat_template(

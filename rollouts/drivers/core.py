@@ -19,11 +19,12 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from core.prompts import TOOL_NAME as MAKE_MOVE
 from rollouts.drivers.base import Driver, RolloutRecord, RunContext, StepClock, make_record
 
 if TYPE_CHECKING:
     from core.tasks import Task
+
+MAKE_MOVE = "make_move"
 
 
 class CoreDriver(Driver):
@@ -35,14 +36,16 @@ class CoreDriver(Driver):
         self.use_tools = use_tools
 
     def run_task(self, task: Task, ctx: RunContext) -> RolloutRecord:
-        from core import conversation as chat
         from core.episode import Episode
 
         clock = StepClock()
         episode = Episode(task)
         clock.partial = episode.to_dict  # a failure record keeps the trajectory so far
         system = episode.tool_system_prompt if self.use_tools else episode.system_prompt
-        messages: list[dict[str, Any]] = chat.opening(system, episode.reset())
+        messages: list[dict[str, Any]] = [
+            {"role": "system", "content": system},
+            {"role": "user", "content": episode.reset()},
+        ]
         tools = [episode.tool_schema] if self.use_tools else None
         while not episode.done:
             if ctx.framework_cap is not None and clock.steps >= ctx.framework_cap:
@@ -53,13 +56,15 @@ class CoreDriver(Driver):
             if call is not None:
                 result = episode.step_tool(call.arguments)
                 if not result.done:
-                    messages.append(chat.observation(result.observation, tool_call_id=call.id))
+                    messages.append(
+                        {"role": "tool", "tool_call_id": call.id, "content": result.observation}
+                    )
             elif self.use_tools:
                 episode.settle()  # no tool call: the model stopped playing
             else:
                 result = episode.step(completion.text)
                 if not result.done:
-                    messages.append(chat.observation(result.observation))
+                    messages.append({"role": "user", "content": result.observation})
         trajectory = episode.to_dict()
         # The trajectory must be JSON: fail here, not later in a JSONL writer.
         json.dumps(trajectory)

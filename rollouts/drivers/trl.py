@@ -18,18 +18,19 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from core.prompts import TOOL_NAME as MAKE_MOVE
 from rollouts.drivers.base import Driver, RolloutRecord, RunContext, StepClock, make_record
 
 if TYPE_CHECKING:
     from core.tasks import Task
+
+MAKE_MOVE = "make_move"
 
 
 class TRLDriver(Driver):
     """Drives the TRL adapter's environment with a chat client."""
 
     name = "trl"
-    use_tools = True
+    uses_tools = True
 
     def available(self) -> tuple[bool, str]:
         # The environment itself needs only core; the trainer needs TRL.

@@ -44,7 +44,6 @@ from typing import Any
 from core.episode import Episode
 from core.games import list_games
 from core.players import ScriptedPlayer
-from core.prompts import TOOL_NAME
 from core.tasks import Task
 
 SERVERS = ("openenv", "nemo_gym", "nemo_gym_tools", "ors")
@@ -388,7 +387,7 @@ async def _ors_session(
                 while not output["finished"]:
                     move = player.move(messages)
                     moves.append({"move": move})
-                    output = await timed(ors_call(http, report, sid, TOOL_NAME, {"move": move}))
+                    output = await timed(ors_call(http, report, sid, "make_move", {"move": move}))
                     text = "\n".join(b["text"] for b in output["blocks"])
                     messages += [
                         {"role": "assistant", "content": f"make_move({move})"},
