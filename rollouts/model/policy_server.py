@@ -51,13 +51,13 @@ except ImportError as e:  # pragma: no cover - exercised only without the extra
         "the policy server needs fastapi and uvicorn; install with: pip install -e '.[rollouts]'"
     ) from e
 
-from core.prompts import TOOL_NAME as MAKE_MOVE
 from core.rng import derive_seed
 
 DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
 """Largest request body accepted (413 above it). Long Othello games stay far below."""
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 DEFAULT_MODEL_NAME = "scripted"
+MAKE_MOVE = "make_move"
 MAX_CHOICES = 16
 
 
