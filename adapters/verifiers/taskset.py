@@ -5,7 +5,6 @@ runs ``uv sync`` and needs the network). Every game is served; the row names it.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import os
 import ssl
@@ -26,7 +25,6 @@ except ImportError as e:  # pragma: no cover - exercised only without the extra
 from core import DEFAULT_WEIGHTS, Episode, Task, conversation, make_tasks
 from core.metrics import RATE_KEYS, outcome_rates
 from core.parsing import decode_tool_arguments
-from core.rewards import format_weights
 
 TASKSET_ID = "gamebridge-verifiers"
 """The id ``vf-eval`` takes; it imports the top-level shim module ``gamebridge_verifiers``."""
@@ -198,10 +196,9 @@ def _weighted(task: Task, config: vf.TaskConfig) -> tuple[Task, vf.TaskConfig]:
         if name in DEFAULT_WEIGHTS and entry.fn is None and entry.weight is not None:
             weights[name] = float(entry.weight)
     if weights != task.weights():
-        task = dataclasses.replace(task, reward_weights=format_weights(weights))
-    rewards = dict(config.rewards)
-    for name in DEFAULT_WEIGHTS:
-        rewards.setdefault(name, RewardFunctionConfig(weight=weights.get(name, 0.0)))
+        task = Task.from_dict({**task.to_dict(), "reward_weights": weights})
+    rewards = {n: RewardFunctionConfig(weight=weights.get(n, 0.0)) for n in DEFAULT_WEIGHTS}
+    rewards.update(config.rewards)
     return task, config.model_copy(update={"rewards": rewards})
 
 
@@ -251,9 +248,9 @@ class ChatHarness(vf.Harness[vf.HarnessConfig]):
         **_: Any,
     ) -> vf.ProgramResult:
         system, prompt = self.resolve_prompt(data)
-        messages = [{"role": "system", "content": system}] if system else []
+        messages = [conversation.system(system)] if system else []
         if isinstance(prompt, str):
-            messages.append({"role": "user", "content": prompt})
+            messages.append(conversation.observation(prompt))
         else:
             messages += [message_to_wire(m) for m in prompt or []]
         # Bounded: the driver's gateway answers within its call policy's worst case and
