@@ -143,7 +143,9 @@ class TextRollout:
             "logprobs": None,
         }
         for name in COMPONENTS:
-            out[component_key(name)] = [ep.reward().components[name] for ep in played.episodes]
+            out[component_key(name)] = [
+                e.reward().components.get(name, 0.0) for e in played.episodes
+            ]
         stats = [episode_stats(ep) for ep in played.episodes]
         for key in STAT_KEYS:
             out[key] = [s[key] for s in stats]
