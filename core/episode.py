@@ -12,8 +12,13 @@ judge a tool call or score a game themselves.
   unchanged and costs a retry (``max_invalid_moves`` per game; one more
   forfeits the game, a loss) and a penalty (capped in the rubric).
 * ``max_turns`` model replies end the game, settled as the task says.
-* Every reply is recorded; ``to_dict()`` is the JSON trajectory, and
-  ``Episode.replay(task, replies)`` rebuilds it exactly.
+* Every reply is recorded as a ``core.events.Event``, with the observation the
+  model read before it; ``to_dict()`` is the JSON trajectory (``observation``:
+  the one the model reads now, the last one once done; ``core.conversation``
+  turns it into the chat), and ``Episode.replay(task, replies)`` rebuilds it
+  exactly.
+* The rubric scores the episode's ``ending()`` (the task's ``reward_weights``
+  unless a ``rubric`` is given).
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core import prompts
+from core.events import TEXT, TOOL, Ending, EpisodeTermination, Event, Result
 from core.games import make_game
 from core.games.base import GameError, IllegalMoveError, InvalidMoveError, Outcome
 from core.opponents import NoMoveLeftError, Opponent, make_opponent, opponent_rng
@@ -112,7 +118,7 @@ class Episode:
         the task describes (a person at the play page: ``MoveListOpponent``)."""
         self.task = Task.from_dict(task, strict=False) if not isinstance(task, Task) else task
         self.game = make_game(self.task.game)
-        self.rubric = rubric or Rubric()
+        self.rubric = rubric or Rubric(self.task.weights())
         self.opponent: Opponent | None = None
         if self.game.spec.num_players > 1:
             self.opponent = (
@@ -128,13 +134,13 @@ class Episode:
 
     def _clear(self) -> None:
         self.state: Any = None
-        self.events: list[dict[str, Any]] = []
+        self.events: list[Event] = []
         self.opening: list[str] = []
         self.opponent_first: list[str] = []
         self.invalid_moves = 0
         self.done = False
-        self.termination: str | None = None
-        self.result: str | None = None
+        self.termination: EpisodeTermination | None = None
+        self.result: Result | None = None
         self.outcome: Outcome | None = None
         self.observation = ""
         self.initial_board: str | None = None
@@ -183,10 +189,8 @@ class Episode:
         try:
             parsed = parse_reply(reply, think_required=self.task.think_required)
         except FormatError as exc:
-            return self._reject(
-                _recordable(reply), "format", str(exc), format_ok=False, kind="text"
-            )
-        return self._apply(reply, parsed.move, format_ok=True, kind="text")
+            return self._reject(_recordable(reply), "format", str(exc), format_ok=False, kind=TEXT)
+        return self._apply(reply, parsed.move, format_ok=True, kind=TEXT)
 
     def step_tool(self, arguments: Any) -> StepResult:
         """Apply a ``make_move`` tool call, judged from its raw arguments: the JSON
@@ -203,9 +207,9 @@ class Episode:
             move = parse_tool_arguments(arguments)
         except ToolArgumentsError as exc:
             return self._reject(
-                _json_safe(arguments), "format", str(exc), format_ok=False, kind="tool"
+                _json_safe(arguments), "format", str(exc), format_ok=False, kind=TOOL
             )
-        return self._apply(move, move, format_ok=True, kind="tool")
+        return self._apply(move, move, format_ok=True, kind=TOOL)
 
     def step_move(self, move: Any) -> StepResult:
         """``step_tool({"move": move})``: a tool call's ``move`` argument alone."""
@@ -218,11 +222,11 @@ class Episode:
         unscored: stopping must not be a way out of a losing game."""
         self._check_open()
         self.done = True
-        self.termination = "stopped"
-        self.result = self.task.turn_cap_result
-        self._breakdown = self.rubric.score(self)
+        self.termination = EpisodeTermination.STOPPED
+        self.result = Result(self.task.turn_cap_result)
+        self._breakdown = self.rubric.score(self.ending())
         self.observation = prompts.final_observation(
-            self.game, self.state, self.result, "stopped", []
+            self.game, self.state, self.result, self.termination, []
         )
         info: dict[str, Any] = {
             "valid": True,
@@ -234,8 +238,8 @@ class Episode:
             "opponent_moves": [],
             "invalid_moves": self.invalid_moves,
             "turn": len(self.events),
-            "termination": self.termination,
-            "result": self.result,
+            "termination": str(self.termination),
+            "result": str(self.result),
             "reward": self._breakdown.to_dict(),
         }
         return StepResult(self.observation, True, self._breakdown.total, info)
@@ -274,10 +278,15 @@ class Episode:
             if self.outcome is None:
                 raise EpisodeError(f"{game.spec.name}: a terminal position has no outcome")
             return self._finish(
-                event, "game_over", self.outcome.result_for(self.task.model_player), replies
+                event,
+                EpisodeTermination.GAME_OVER,
+                Result(self.outcome.result_for(self.task.model_player)),
+                replies,
             )
         if len(self.events) >= self.task.turn_limit():
-            return self._finish(event, "turn_cap", self.task.turn_cap_result, replies)
+            return self._finish(
+                event, EpisodeTermination.TURN_CAP, Result(self.task.turn_cap_result), replies
+            )
         self.observation = prompts.turn_observation(game, self.state, replies)
         return StepResult(self.observation, False, 0.0, self._info(event))
 
@@ -288,9 +297,11 @@ class Episode:
         event = self._event(reply, kind, format_ok, None, error, message, [])
         left = self.task.max_invalid_moves - self.invalid_moves
         if left < 0:
-            return self._finish(event, "forfeit", "loss", [])
+            return self._finish(event, EpisodeTermination.FORFEIT, Result.LOSS, [])
         if len(self.events) >= self.task.turn_limit():
-            return self._finish(event, "turn_cap", self.task.turn_cap_result, [])
+            return self._finish(
+                event, EpisodeTermination.TURN_CAP, Result(self.task.turn_cap_result), []
+            )
         self.observation = prompts.rejection_observation(
             self.game, self.state, error, message, left
         )
@@ -320,57 +331,83 @@ class Episode:
         error: str | None,
         message: str | None,
         opponent_moves: list[str],
-    ) -> dict[str, Any]:
-        event = {
-            "turn": len(self.events) + 1,
-            "kind": kind,
-            "reply": reply,
-            "format_ok": format_ok,
-            "move": move,
-            "error": error,
-            "message": message,
-            "opponent_moves": opponent_moves,
-            "board": self.game.render(self.state),
-            "invalid_moves": self.invalid_moves,
-        }
+    ) -> Event:
+        event = Event(
+            turn=len(self.events) + 1,
+            kind=kind,
+            reply=reply,
+            format_ok=format_ok,
+            move=move,
+            error=error,
+            message=message,
+            opponent_moves=tuple(opponent_moves),
+            board=self.game.render(self.state),
+            invalid_moves=self.invalid_moves,
+            observation=self.observation,  # not yet replaced: the one this reply answers
+        )
         self.events.append(event)
         return event
 
     def _finish(
-        self, event: dict[str, Any], termination: str, result: str, opponent_moves: list[str]
+        self,
+        event: Event,
+        termination: EpisodeTermination,
+        result: Result,
+        opponent_moves: list[str],
     ) -> StepResult:
         self.done = True
         self.termination = termination
         self.result = result
-        self._breakdown = self.rubric.score(self)
+        self._breakdown = self.rubric.score(self.ending())
         self.observation = prompts.final_observation(
             self.game, self.state, result, termination, opponent_moves
         )
         return StepResult(self.observation, True, self._breakdown.total, self._info(event))
 
-    def _info(self, event: dict[str, Any]) -> dict[str, Any]:
-        info = {
-            "valid": event["error"] is None,
-            "format_ok": event["format_ok"],
-            "error": event["error"],
-            "message": event["message"],
-            "move": event["move"],
-            "opponent_move": event["opponent_moves"][-1] if event["opponent_moves"] else None,
-            "opponent_moves": list(event["opponent_moves"]),
+    def _info(self, event: Event) -> dict[str, Any]:
+        info: dict[str, Any] = {
+            "valid": event.error is None,
+            "format_ok": event.format_ok,
+            "error": event.error,
+            "message": event.message,
+            "move": event.move,
+            "opponent_move": event.opponent_moves[-1] if event.opponent_moves else None,
+            "opponent_moves": list(event.opponent_moves),
             "invalid_moves": self.invalid_moves,
-            "turn": event["turn"],
+            "turn": event.turn,
         }
         if self._breakdown is not None:
             info.update(
-                termination=self.termination, result=self.result, reward=self._breakdown.to_dict()
+                termination=str(self.termination),
+                result=str(self.result),
+                reward=self._breakdown.to_dict(),
             )
         return info
 
     # --- results ----------------------------------------------------------
-    def require_result(self) -> str:
+    def require_result(self) -> Result:
         if self.result is None:
             raise EpisodeError("the episode is not finished")
         return self.result
+
+    def ending(self) -> Ending:
+        """How the finished episode ended, as the rubric reads it."""
+        if self.termination is None or self.result is None:
+            raise EpisodeError("the episode is not finished")
+        task = self.task
+        margin = None
+        if self.termination is EpisodeTermination.GAME_OVER:
+            margin = float(self.game.margin(self.state, task.model_player))
+        return Ending(
+            termination=self.termination,
+            result=self.result,
+            margin=margin,
+            replies=len(self.events),
+            well_formed=sum(1 for e in self.events if e.format_ok),
+            invalid_moves=self.invalid_moves,
+            invalid_penalty=task.invalid_penalty,
+            invalid_penalty_cap=task.invalid_penalty_cap,
+        )
 
     def reward(self) -> RewardBreakdown:
         """The rubric's breakdown of the finished episode."""
@@ -380,7 +417,7 @@ class Episode:
 
     @property
     def replies(self) -> list[str]:
-        return [e["reply"] for e in self.events]
+        return [e.reply for e in self.events]
 
     def to_dict(self) -> dict[str, Any]:
         """The trajectory as JSON-able data."""
@@ -393,10 +430,10 @@ class Episode:
             "opening": list(self.opening),
             "initial_board": self.initial_board,
             "opponent_first": list(self.opponent_first),
-            "events": [dict(e) for e in self.events],
+            "events": [e.to_dict() for e in self.events],
             "done": self.done,
-            "termination": self.termination,
-            "result": self.result,
+            "termination": None if self.termination is None else str(self.termination),
+            "result": None if self.result is None else str(self.result),
             "outcome": None
             if self.outcome is None
             else {
@@ -405,6 +442,7 @@ class Episode:
                 "scores": list(self.outcome.scores),
             },
             "reward": None if self._breakdown is None else self._breakdown.to_dict(),
+            "observation": self.observation,
         }
 
     @classmethod
@@ -457,10 +495,14 @@ class Episode:
 
 __all__ = [
     "RESULT_VALUE",
+    "Ending",
     "Episode",
     "EpisodeError",
     "EpisodeFinishedError",
     "EpisodeNotStartedError",
+    "EpisodeTermination",
+    "Event",
+    "Result",
     "StepResult",
     "ToolCall",
 ]

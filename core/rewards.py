@@ -1,7 +1,7 @@
-"""Reward components: pure functions of a finished episode.
+"""Reward components: pure functions of a finished episode's ``Ending``.
 
-Every component reads the engine's state and the episode's record of events,
-never the model's words:
+Every component reads the engine's verdict and the episode's counts
+(``core.events.Ending``), never the model's words:
 
 * ``win``: 1 for a win, 0.5 for a draw, 0 for a loss (forfeits and turn caps
   are settled as the task says).
@@ -20,52 +20,51 @@ never the model's words:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from core.episode import Episode
+from core.events import SETTLED, Ending, EpisodeTermination, Result
 
 DEFAULT_WEIGHTS: Mapping[str, float] = MappingProxyType(
     {"win": 1.0, "margin": 1.0, "format": 0.2, "invalid": 1.0}
 )
 """The source walkthrough's weights."""
 
-RESULT_VALUE = {"win": 1.0, "draw": 0.5, "loss": 0.0}
-
-SETTLED = frozenset({"turn_cap", "stopped"})
-"""Terminations that end a game before the rules do; the result is the task's
-``turn_cap_result``, and the margin is that result's worst (-1) or a draw's 0."""
-
-
-def win_reward(episode: Episode) -> float:
-    return RESULT_VALUE[episode.require_result()]
+RESULT_VALUE: Mapping[str, float] = MappingProxyType(
+    {Result.WIN: 1.0, Result.DRAW: 0.5, Result.LOSS: 0.0}
+)
+"""``win``'s value per result (the keys equal their text: ``RESULT_VALUE["win"]``)."""
 
 
-def margin_reward(episode: Episode) -> float:
-    termination = episode.termination
-    if termination == "forfeit":
+def win_reward(ending: Ending) -> float:
+    return RESULT_VALUE[ending.result]
+
+
+def margin_reward(ending: Ending) -> float:
+    """A settled game (``SETTLED``: turn cap, stop) has its result's worst margin
+    (-1) or a draw's 0; a forfeit -1; otherwise the game's own margin."""
+    if ending.termination is EpisodeTermination.FORFEIT:
         return -1.0
-    if termination in SETTLED:
-        return 0.0 if episode.require_result() == "draw" else -1.0
-    return float(episode.game.margin(episode.state, episode.task.model_player))
+    if ending.termination in SETTLED or ending.margin is None:
+        return 0.0 if ending.result is Result.DRAW else -1.0
+    return float(ending.margin)
 
 
-def format_reward(episode: Episode) -> float:
-    replies = episode.events
-    if not replies:
+def format_reward(ending: Ending) -> float:
+    if not ending.replies:
         return 0.0
-    return sum(1 for e in replies if e["format_ok"]) / len(replies)
+    return ending.well_formed / ending.replies
 
 
-def invalid_reward(episode: Episode) -> float:
-    task = episode.task
-    return -round(min(task.invalid_penalty_cap, task.invalid_penalty * episode.invalid_moves), 12)
+def invalid_reward(ending: Ending) -> float:
+    penalty = ending.invalid_penalty * ending.invalid_moves
+    return -round(min(ending.invalid_penalty_cap, penalty), 12)
 
 
-COMPONENTS: Mapping[str, Callable[[Episode], float]] = MappingProxyType(
+COMPONENTS: Mapping[str, Callable[[Ending], float]] = MappingProxyType(
     {
         "win": win_reward,
         "margin": margin_reward,
@@ -73,6 +72,50 @@ COMPONENTS: Mapping[str, Callable[[Episode], float]] = MappingProxyType(
         "invalid": invalid_reward,
     }
 )
+
+
+def parse_weights(text: str) -> dict[str, float]:
+    """``"win=1,format=0.2"`` -> ``{"win": 1.0, "format": 0.2}`` (a ``Task``'s
+    ``reward_weights``); an unknown component or a bad number is a ``ValueError``.
+
+    >>> parse_weights("win=1, format=0.2")
+    {'win': 1.0, 'format': 0.2}
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"weights must be text like 'win=1,format=0.2', not {text!r}")
+    weights: dict[str, float] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, sep, value = part.partition("=")
+        name = name.strip()
+        try:
+            number = float(value)
+        except ValueError:
+            number = math.nan
+        if not sep or not math.isfinite(number):
+            raise ValueError(f"{part!r} is not name=number")
+        if name in weights:
+            raise ValueError(f"{name!r} is given twice")
+        weights[name] = number
+    return dict(_checked(weights))
+
+
+def format_weights(weights: Mapping[str, float]) -> str:
+    """The written form of ``weights``: ``"win=1.0,format=0.2"``."""
+    return ",".join(f"{name}={float(value)!r}" for name, value in _checked(weights).items())
+
+
+def _checked(weights: Mapping[str, float]) -> Mapping[str, float]:
+    if not weights:
+        raise ValueError("no reward component given")
+    unknown = sorted(set(weights) - set(COMPONENTS))
+    if unknown:
+        raise ValueError(f"unknown reward components {unknown}; known: {sorted(COMPONENTS)}")
+    for name, value in weights.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"the weight of {name!r} must be a number, not {value!r}")
+        if not math.isfinite(value):
+            raise ValueError(f"the weight of {name!r} must be finite, not {value!r}")
+    return weights
 
 
 @dataclass(frozen=True)
@@ -102,8 +145,8 @@ class Rubric:
         if unknown:
             raise ValueError(f"unknown reward components {unknown}; known: {sorted(COMPONENTS)}")
 
-    def score(self, episode: Episode) -> RewardBreakdown:
-        """Score a finished episode."""
-        components = {name: COMPONENTS[name](episode) for name in self.weights}
+    def score(self, ending: Ending) -> RewardBreakdown:
+        """Score a finished episode's ``Ending`` (``Episode.ending()``)."""
+        components = {name: COMPONENTS[name](ending) for name in self.weights}
         total = sum(self.weights[name] * value for name, value in components.items())
         return RewardBreakdown(round(total, 12), components, dict(self.weights))

@@ -18,6 +18,7 @@ from typing import Any
 
 from core.games import list_games, make_game
 from core.games.base import Game, GameError
+from core.rewards import DEFAULT_WEIGHTS, format_weights, parse_weights
 from core.rng import derive_rng, derive_seed
 
 OPPONENTS = ("minimax", "random", "mcts")
@@ -55,6 +56,12 @@ class Task:
     """How a game cut by ``max_turns`` is settled: ``"loss"`` or ``"draw"``."""
     think_required: bool = False
     opening_plies: int = 0
+    reward_weights: str | None = None
+    """The rubric's weights for this task, as ``"win=1,margin=1,format=0.2,invalid=1"``
+    (only the components named are scored); ``None``: ``core.rewards.DEFAULT_WEIGHTS``.
+    Every adapter scores by these, so a run's weights reach every framework. A
+    mapping is accepted and written in that form; left out of ``to_dict`` (and so
+    of the task id) while ``None``."""
 
     def __post_init__(self) -> None:
         spec = _game(self.game).spec
@@ -108,6 +115,22 @@ class Task:
             _is_int(self.opening_plies) and 0 <= self.opening_plies <= 20,
             f"opening_plies must be an int in 0..20, got {self.opening_plies!r}",
         )
+        if self.reward_weights is not None:
+            try:
+                text = format_weights(
+                    self.reward_weights
+                    if isinstance(self.reward_weights, Mapping)
+                    else parse_weights(self.reward_weights)
+                )
+            except (TypeError, ValueError) as exc:
+                raise TaskError(f"reward_weights: {exc}") from None
+            object.__setattr__(self, "reward_weights", text)  # one written form
+
+    def weights(self) -> dict[str, float]:
+        """The rubric's weights: ``reward_weights`` or ``DEFAULT_WEIGHTS``."""
+        if self.reward_weights is None:
+            return dict(DEFAULT_WEIGHTS)
+        return parse_weights(self.reward_weights)
 
     @functools.cached_property
     def task_id(self) -> str:
@@ -126,7 +149,10 @@ class Task:
         """The fields as a flat dict. Every field is a JSON scalar, so there is
         nothing to copy deeply (``dataclasses.asdict`` does, about ten times
         slower, and trajectories and task ids call this on every game)."""
-        return {name: getattr(self, name) for name in _FIELD_NAMES}
+        row = {name: getattr(self, name) for name in _FIELD_NAMES}
+        if self.reward_weights is None:
+            del row["reward_weights"]
+        return row
 
     @classmethod
     def from_dict(

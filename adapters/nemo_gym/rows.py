@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from core import conversation as chat
 from core.episode import Episode
 from core.tasks import Task
 
@@ -42,13 +43,10 @@ def make_row(task: Task | Mapping[str, Any], style: str = "gymnasium") -> dict[s
         raise ValueError(f"style must be one of {STYLES}, got {style!r}")
     episode = Episode(task)
     if style == "gymnasium":
-        params: dict[str, Any] = {"input": [{"role": "system", "content": episode.system_prompt}]}
+        params: dict[str, Any] = {"input": [chat.system(episode.system_prompt)]}
     else:
         params = {
-            "input": [
-                {"role": "system", "content": episode.tool_system_prompt},
-                {"role": "user", "content": episode.reset()},
-            ],
+            "input": chat.opening(episode.tool_system_prompt, episode.reset()),
             "tools": [responses_tool(episode.tool_schema)],
         }
     return {"responses_create_params": params, "task": episode.task.to_dict()}

@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from core import conversation as chat
 from core.episode import Episode
 from core.metrics import RATE_KEYS, outcome_rates
 from core.tasks import Task
@@ -73,10 +74,7 @@ class GameTextEnv(BaseTextEnv):  # type: ignore[misc]  # skyrl_gym ships no type
         """Core's conversation (the row's ``prompt`` is not used): system + first observation."""
         observation = self.episode.reset()
         self.turns = 0
-        messages = [
-            {"role": "system", "content": self.episode.system_prompt},
-            {"role": "user", "content": observation},
-        ]
+        messages = chat.opening(self.episode.system_prompt, observation)
         return messages, {"task": self.episode.task.to_dict()}
 
     # rosetta: step: `step(action) -> BaseTextEnvStepOutput`
@@ -93,7 +91,7 @@ class GameTextEnv(BaseTextEnv):  # type: ignore[misc]  # skyrl_gym ships no type
             # rosetta: state: the env holds the Episode; `metadata["trajectory"]` on the last step
             metadata["trajectory"] = self.episode.to_dict()
         # rosetta: observation: `observations=[{"role": "user", ...}]` (none at the end)
-        observations = [] if result.done else [{"role": "user", "content": result.observation}]
+        observations = [] if result.done else [chat.observation(result.observation)]
         # rosetta: reward: `reward` (the rubric total, on the last step)
         # rosetta: termination: `done`
         return BaseTextEnvStepOutput(
@@ -138,8 +136,5 @@ def make_row(
     come from ``env_config`` at training time (pass the same one here)."""
     written = dict(task) if isinstance(task, Mapping) else task.to_dict()
     episode = Episode(task_from_extras({"task": written}, env_config))
-    prompt = [
-        {"role": "system", "content": episode.system_prompt},
-        {"role": "user", "content": episode.reset()},
-    ]
+    prompt = chat.opening(episode.system_prompt, episode.reset())
     return {"prompt": prompt, "env_class": env_id, "task": written}

@@ -22,9 +22,10 @@ import inspect
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from core import conversation as chat
 from core.episode import Episode
 from core.games import make_game
-from core.prompts import TOOL_ARGUMENT_DESCRIPTION, TOOL_DESCRIPTION
+from core.prompts import TOOL_ARGUMENT_DESCRIPTION, TOOL_DESCRIPTION, TOOL_NAME
 from core.tasks import Task
 
 TASK_KEY = "gamebridge_task"
@@ -148,7 +149,7 @@ def environment_class(game: str) -> type[GameEnvironment]:
             name,
             (GameEnvironment,),
             {
-                "make_move": make_move,
+                TOOL_NAME: make_move,
                 "__qualname__": name,
                 "__doc__": f"GameEnvironment for {spec.title}.",
             },
@@ -180,17 +181,11 @@ def prompt_messages(task: Task, *, tools: bool) -> list[dict[str, str]]:
 
     episode = Episode(task)
     if tools:
-        return [
-            {"role": "system", "content": episode.tool_system_prompt},
-            {"role": "user", "content": ""},
-        ]
+        return chat.opening(episode.tool_system_prompt, "")
+    system, first = chat.opening(episode.system_prompt, episode.reset())
     return [
-        {
-            "role": "system",
-            "content": episode.system_prompt,
-            TASK_KEY: json.dumps(task.to_dict(), sort_keys=True),
-        },
-        {"role": "user", "content": episode.reset(), TASK_KEY: ""},
+        {**system, TASK_KEY: json.dumps(task.to_dict(), sort_keys=True)},
+        {**first, TASK_KEY: ""},
     ]
 
 

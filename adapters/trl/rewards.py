@@ -14,7 +14,7 @@ so the component columns get weight 0 there: logged, not counted twice.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from adapters.trl.environment import STAT_KEYS, episode_stats, settle
@@ -31,7 +31,9 @@ def component_key(name: str) -> str:
 
 def _values(name: str, environments: Sequence[Any] | None, kwargs: dict[str, Any]) -> list[float]:
     if environments is not None:
-        return [float(settle(env.episode).reward().components[name]) for env in environments]
+        return [
+            float(settle(env.episode).reward().components.get(name, 0.0)) for env in environments
+        ]
     key = component_key(name)
     if key not in kwargs:
         raise KeyError(f"no {key!r} column: use the gamebridge rollout_func or environment_factory")
@@ -106,12 +108,14 @@ def reward_functions() -> list[Callable[..., list[float]]]:
     return [REWARD_FUNCTIONS[name] for name in COMPONENTS]
 
 
-def reward_weights(mode: str) -> list[float]:
+def reward_weights(mode: str, weights: Mapping[str, float] | None = None) -> list[float]:
     """``GRPOConfig.reward_weights`` for :func:`reward_functions` in ``mode``
-    (``"rollout_func"``: core's default weights; ``"env_factory"``: zeros,
-    because the environment's ``get_reward`` column is the rubric total)."""
+    (``"rollout_func"``: ``weights``, the run's tasks' ``task.weights()``, else core's
+    defaults, a component they leave out at 0; ``"env_factory"``: zeros, because the
+    environment's ``get_reward`` column is the rubric total)."""
     if mode == "rollout_func":
-        return [float(DEFAULT_WEIGHTS[name]) for name in COMPONENTS]
+        weights = DEFAULT_WEIGHTS if weights is None else weights
+        return [float(weights.get(name, 0.0)) for name in COMPONENTS]
     if mode == "env_factory":
         return [0.0 for _ in COMPONENTS]
     raise ValueError(f"mode must be 'env_factory' or 'rollout_func', not {mode!r}")

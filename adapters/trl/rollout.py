@@ -37,6 +37,7 @@ from typing import Any
 
 from adapters.trl.environment import STAT_KEYS, TASK_KEY, episode_stats, settle
 from adapters.trl.rewards import COMPONENTS, component_key
+from core import conversation as chat
 from core.episode import Episode
 from core.tasks import Task
 
@@ -142,7 +143,9 @@ class TextRollout:
             "logprobs": None,
         }
         for name in COMPONENTS:
-            out[component_key(name)] = [ep.reward().components[name] for ep in played.episodes]
+            out[component_key(name)] = [
+                e.reward().components.get(name, 0.0) for e in played.episodes
+            ]
         stats = [episode_stats(ep) for ep in played.episodes]
         for key in STAT_KEYS:
             out[key] = [s[key] for s in stats]
@@ -257,10 +260,7 @@ class TextRollout:
         prompt_ids = []
         for ep in episodes:
             # rosetta: reset: rollout_func: `ep.reset()` in the prompt
-            messages = [
-                {"role": "system", "content": ep.system_prompt},
-                {"role": "user", "content": ep.reset()},
-            ]
+            messages = chat.opening(ep.system_prompt, ep.reset())
             prompt_ids.append(
                 list(
                     tokenizer.apply_chat_template(

@@ -15,13 +15,14 @@ try:
     import httpx
     import verifiers.v1 as vf
     from pydantic import AliasChoices, Field
+    from verifiers.v1.configs.task import RewardFunctionConfig
     from verifiers.v1.dialects.chat import message_to_wire
 except ImportError as e:  # pragma: no cover - exercised only without the extra
     raise ImportError(
         "adapters.verifiers needs verifiers 0.4; install with: pip install -e '.[verifiers]'"
     ) from e
 
-from core import DEFAULT_WEIGHTS, Episode, Rubric, Task, make_tasks
+from core import DEFAULT_WEIGHTS, Episode, Task, conversation, make_tasks
 from core.metrics import RATE_KEYS, outcome_rates
 from core.parsing import decode_tool_arguments
 
@@ -68,7 +69,7 @@ def _component(name: str, weight: float) -> Any:
         reward = trace.info.get("reward")
         if reward is None:
             raise ValueError(f"the game did not finish ({trace.stop_condition}): no reward")
-        return float(reward["components"][name])
+        return float(reward["components"].get(name, 0.0))  # a component the task leaves out: 0
 
     component.__name__ = component.__qualname__ = name
     return vf.reward(component, weight=weight)
@@ -110,6 +111,7 @@ class GameTaskset(vf.Taskset[GameTask, GameTasksetConfig]):
             )
         )
         for task in tasks:
+            task, task_config = _weighted(task, c.task)
             episode = Episode(task)
             # rosetta: tools: `--env.taskset.tools true`: core's tool prompt, `make_move` offered, each call played with `step_move`
             data = GameData(
@@ -120,7 +122,7 @@ class GameTaskset(vf.Taskset[GameTask, GameTasksetConfig]):
                 row=task.to_dict(),
                 tools=[episode.tool_schema] if c.tools else None,
             )
-            yield GameTask(data, c.task)
+            yield GameTask(data, task_config)
 
 
 class GameEnvConfig(vf.EnvConfig):
@@ -143,7 +145,7 @@ class GameEnv(vf.Env[GameEnvConfig]):
 
     # rosetta: rollout: `GameEnv.run()`: the Episode plays the user, one `interaction.turn(observation)` per reply
     async def run(self, task: GameTask, agents: vf.Agents) -> None:
-        episode = Episode(task.data.row, _rubric(task))
+        episode = Episode(task.data.row)  # scored by the row's reward_weights
         # rosetta: reset: `Episode(task.data.row).reset()` in `run()`, sent as the first user turn
         observation = episode.reset()
         async with agents.player.interaction(task) as interaction:
@@ -182,16 +184,22 @@ class GameEnv(vf.Env[GameEnvConfig]):
                 trace.stop(str(episode.termination))
 
 
-# rosetta: reward: weights by argument: Verifiers' own `--env.taskset.task.rewards.<name>.weight`; core's rubric takes the same
-def _rubric(task: GameTask) -> Rubric:
-    """Core's rubric with the weights Verifiers scores by: a reward re-weighted by
-    config (``--env.taskset.task.rewards.win.weight 2``) is re-weighted in core too, so
-    ``trace.info["reward"]["total"]`` equals Verifiers' weighted sum."""
-    weights = dict(DEFAULT_WEIGHTS)
-    for name, entry in task.config.rewards.items():
-        if name in weights and entry.fn is None and entry.weight is not None:
+# rosetta: reward: weights by argument: the task's `reward_weights`, re-weighted by Verifiers' own `--env.taskset.task.rewards.<name>.weight`; both sides score by the result
+def _weighted(task: Task, config: vf.TaskConfig) -> tuple[Task, vf.TaskConfig]:
+    """The task's reward weights (``Task.reward_weights``), re-weighted by Verifiers'
+    own per-reward config (``--env.taskset.task.rewards.win.weight 2``), written back
+    into the task (so core's rubric scores by them) and into the task's reward config
+    (so Verifiers sums by them; a component the task leaves out weighs 0): the trace's
+    weighted sum equals ``trace.info["reward"]["total"]``."""
+    weights = task.weights()
+    for name, entry in config.rewards.items():
+        if name in DEFAULT_WEIGHTS and entry.fn is None and entry.weight is not None:
             weights[name] = float(entry.weight)
-    return Rubric(weights)
+    if weights != task.weights():
+        task = Task.from_dict({**task.to_dict(), "reward_weights": weights})
+    rewards = {n: RewardFunctionConfig(weight=weights.get(n, 0.0)) for n in DEFAULT_WEIGHTS}
+    rewards.update(config.rewards)
+    return task, config.model_copy(update={"rewards": rewards})
 
 
 def _play_tool_calls(episode: Episode, segment: vf.Segment) -> list[dict[str, Any]]:
@@ -208,7 +216,7 @@ def _play_tool_calls(episode: Episode, segment: vf.Segment) -> list[dict[str, An
         if not episode.done:
             # The call's raw arguments, as the model wrote them: core judges them.
             episode.step_tool(decode_tool_arguments(call.arguments))
-        answers.append({"role": "tool", "tool_call_id": call.id, "content": episode.observation})
+        answers.append(conversation.observation(episode.observation, tool_call_id=call.id))
     return answers
 
 
@@ -240,9 +248,9 @@ class ChatHarness(vf.Harness[vf.HarnessConfig]):
         **_: Any,
     ) -> vf.ProgramResult:
         system, prompt = self.resolve_prompt(data)
-        messages = [{"role": "system", "content": system}] if system else []
+        messages = [conversation.system(system)] if system else []
         if isinstance(prompt, str):
-            messages.append({"role": "user", "content": prompt})
+            messages.append(conversation.observation(prompt))
         else:
             messages += [message_to_wire(m) for m in prompt or []]
         # Bounded: the driver's gateway answers within its call policy's worst case and

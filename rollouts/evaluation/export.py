@@ -1,11 +1,11 @@
 """Rollout records -> a supervised fine-tuning dataset in chat format.
 
 Each kept episode becomes one row whose ``messages`` are exactly what the
-model saw and said: the conversation is rebuilt by replaying the recorded
-replies through ``core.Episode`` (``reset``/``step``/``step_move``), so every
-word comes from core and the replayed trajectory is checked against the
-recorded one. Text replies become assistant messages; tool replies become
-assistant ``tool_calls`` to ``make_move`` answered by ``tool`` messages.
+model saw and said: ``core.conversation`` reads them off the trajectory (each
+event records the observation its reply answered), so every word comes from
+core and nothing is replayed. Text replies become assistant messages; tool
+replies become assistant ``tool_calls`` to ``make_move`` answered by ``tool``
+messages.
 
 Written as a Hugging Face ``datasets`` folder (``save_to_disk``; read it with
 ``datasets.load_from_disk(DIR)``) plus ``DIR/data.jsonl`` with the same rows.
@@ -24,7 +24,7 @@ KEEP_CHOICES = {"wins": "win", "draws": "draw", "losses": "loss"}
 
 
 class ExportError(ValueError):
-    """A record cannot be exported (e.g. its trajectory does not replay)."""
+    """A record cannot be exported (e.g. its trajectory records no observations)."""
 
 
 def parse_keep(text: str) -> set[str]:
@@ -47,58 +47,14 @@ def parse_keep(text: str) -> set[str]:
 
 
 def conversation(trajectory: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The chat messages of one recorded episode, rebuilt through core."""
-    from core.episode import Episode
+    """The chat messages of one recorded episode (``core.conversation.messages``:
+    every word from the record, nothing replayed)."""
+    from core.conversation import ConversationError, messages
 
-    events = list(trajectory.get("events") or [])
-    tools = any(e.get("kind") == "tool" for e in events)
-    episode = Episode(trajectory["task"])
-    messages: list[dict[str, Any]] = [
-        {
-            "role": "system",
-            "content": episode.tool_system_prompt if tools else episode.system_prompt,
-        },
-        {"role": "user", "content": episode.reset()},
-    ]
-    for i, event in enumerate(events):
-        if episode.done:
-            raise ExportError(f"{trajectory.get('task_id')}: episode ended before event {i + 1}")
-        reply = event["reply"]
-        if event.get("kind") == "tool":
-            call_id = f"call_{i + 1}"
-            messages.append(
-                {
-                    "role": "assistant",
-                    "content": "",
-                    "tool_calls": [
-                        {
-                            "id": call_id,
-                            "type": "function",
-                            "function": {
-                                "name": "make_move",
-                                "arguments": json.dumps({"move": reply}),
-                            },
-                        }
-                    ],
-                }
-            )
-            result = episode.step_move(reply)
-            if not result.done:
-                messages.append(
-                    {"role": "tool", "tool_call_id": call_id, "content": result.observation}
-                )
-        else:
-            messages.append({"role": "assistant", "content": reply})
-            result = episode.step(reply)
-            if not result.done:
-                messages.append({"role": "user", "content": result.observation})
-    replayed = episode.to_dict()
-    if replayed.get("events") != events or replayed.get("result") != trajectory.get("result"):
-        raise ExportError(
-            f"{trajectory.get('task_id')}: the trajectory does not replay "
-            "identically through core.Episode"
-        )
-    return messages
+    try:
+        return messages(trajectory)
+    except ConversationError as e:
+        raise ExportError(str(e)) from e
 
 
 def export_rows(records: Iterable[RolloutRecord], keep: set[str]) -> list[dict[str, Any]]:
@@ -123,30 +79,19 @@ def export_rows(records: Iterable[RolloutRecord], keep: set[str]) -> list[dict[s
 
 def normalize_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Messages with one schema (role, content, tool_calls) and tool-call
-    arguments as objects."""
-    out = []
-    for m in messages:
-        calls = None
-        if m.get("tool_calls"):
-            calls = []
-            for c in m["tool_calls"]:
-                fn = dict(c.get("function") or {})
-                args = fn.get("arguments")
-                if isinstance(args, str):
-                    args = json.loads(args) if args.strip() else {}
-                calls.append(
-                    {"type": "function", "function": {"name": fn.get("name"), "arguments": args}}
-                )
-        out.append({"role": m["role"], "content": m.get("content") or "", "tool_calls": calls})
-    return out
+    arguments as objects (``core.conversation.as_turns``)."""
+    from core.conversation import as_turns
+
+    return as_turns(messages)
 
 
 def chat_row(
     messages: Sequence[Mapping[str, Any]], *, game: str, trajectory: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
     """One training row: ``messages`` (normalised) and, for tool-mode games,
-    ``tools`` (JSON text) and, given the ``trajectory``, the closing turn."""
-    from core.episode import Episode
+    ``tools`` (JSON text) and, given the ``trajectory``, the closing turn (the
+    final observation it records, and an empty assistant turn)."""
+    from core.conversation import ASSISTANT, TOOL_ROLE, final_observation
     from core.games import make_game
     from core.prompts import tool_schema
 
@@ -155,10 +100,9 @@ def chat_row(
     if any(m["tool_calls"] for m in msgs):
         row["tools"] = json.dumps([tool_schema(make_game(game))])
         if trajectory is not None and trajectory.get("done"):
-            final = Episode.from_trajectory(trajectory).observation
             msgs += [
-                {"role": "tool", "content": final, "tool_calls": None},
-                {"role": "assistant", "content": "", "tool_calls": None},
+                {"role": TOOL_ROLE, "content": final_observation(trajectory), "tool_calls": None},
+                {"role": ASSISTANT, "content": "", "tool_calls": None},
             ]
     return row
 

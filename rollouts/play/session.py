@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from core import conversation as chat
 from core.episode import Episode
 from core.games import make_game
 from core.games.base import GameError
@@ -229,11 +230,11 @@ class GameSession:
 
     def messages(self) -> list[dict[str, Any]]:
         """The conversation the model in the seat has seen (text mode)."""
-        msgs: list[dict[str, Any]] = [{"role": "system", "content": self.episode.system_prompt}]
+        msgs: list[dict[str, Any]] = [chat.system(self.episode.system_prompt)]
         for i, obs in enumerate(self.observations):
-            msgs.append({"role": "user", "content": obs})
+            msgs.append(chat.observation(obs))
             if i < len(self.replies):
-                msgs.append({"role": "assistant", "content": str(self.replies[i])})
+                msgs.append(chat.assistant_text(str(self.replies[i])))
         return msgs
 
     def _model_turn(self) -> None:

@@ -237,19 +237,14 @@ def play_teacher(policy: Any, tasks: Sequence[Any]) -> list[Any]:
 
 
 def decisions(episodes: Sequence[Any], keep: set[str]) -> list[tuple[str, str]]:
-    """(observation, reply) of every decision in the kept games (replayed from
-    the trajectory: each event's observation is the one before it)."""
-    from core.episode import Episode
-
+    """(observation, reply) of every decision in the kept games, read off their
+    events (each records the observation its reply answered; nothing replayed)."""
     out = []
     for ep in episodes:
         if ep.result not in keep:
             continue
-        replay = Episode(ep.task)
-        obs = replay.reset()
-        for event in ep.events:
-            out.append((obs, str(event["reply"])))
-            obs = replay.step(event["reply"]).observation
+        for event in ep.events:  # each event records the observation its reply answered
+            out.append((event.observation, str(event.reply)))
     return out
 
 
