@@ -7,10 +7,16 @@ Two ways to write one:
 
 * override :meth:`Driver.run` entirely (a framework that runs a whole batch
   itself, e.g. ``vf-eval``), using :func:`run_parallel` / :func:`as_tasks`;
-* or override :meth:`Driver.run_task` (one task, one episode) and, when the
-  framework needs set-up (a server, a registry), :meth:`Driver.session`; the
-  default :meth:`Driver.run` then runs the tasks on a thread pool with a tqdm
-  progress bar and keeps the order.
+* or override :meth:`Driver.open_session` (the framework's client session for
+  one task, ``rollouts.drivers.sessions``) and, when the framework needs set-up
+  (a server, a registry), :meth:`Driver.session`: the default
+  :meth:`Driver.run_task` plays the session with the one model<->environment
+  loop (:meth:`Driver.play`), and the default :meth:`Driver.run` runs the tasks
+  on a thread pool with a tqdm progress bar and keeps the order. A framework
+  that runs its own loop overrides :meth:`Driver.run_task` or :meth:`Driver.run`.
+
+Every driver declares ``mode``: ``"text"`` (the model moves by reply) or
+``"tools"`` (by ``make_move`` tool call; its reference is core's tool mode).
 
 :class:`StepClock` splits wall time into model time and environment +
 framework time (``env_seconds`` = wall - model calls).
@@ -30,6 +36,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 if TYPE_CHECKING:
     from core.tasks import Task
+    from rollouts.drivers.sessions import ClientSession
     from rollouts.model.client import ChatClient, Completion
 
 T = TypeVar("T")
@@ -361,6 +368,8 @@ class Driver(ABC):  # noqa: B024 (abstract by contract: override run or run_task
     :meth:`run_task` (+ :meth:`session` if needed) or :meth:`run`."""
 
     name: ClassVar[str] = ""
+    mode: str = "text"
+    """``"text"`` or ``"tools"`` (``rollouts.drivers.sessions.MODES``): how the model moves."""
     framework_cap: int | None = None
     """Set on an instance to cap model turns through the framework's own setting
     (``RunContext.framework_cap``); ``None``: each driver's default (whole games)."""
@@ -435,9 +444,53 @@ class Driver(ABC):  # noqa: B024 (abstract by contract: override run or run_task
         finally:
             client.close()
 
+    def open_session(self, task: Task, ctx: RunContext) -> ClientSession:
+        """The framework's client session for ``task`` (not yet opened)."""
+        raise NotImplementedError(
+            f"{type(self).__name__} implements none of run, run_task, open_session"
+        )
+
     def run_task(self, task: Task, ctx: RunContext) -> RolloutRecord:
-        """Run one task (override this, or :meth:`run`)."""
-        raise NotImplementedError(f"{type(self).__name__} implements neither run nor run_task")
+        """Run one task: :meth:`play` the driver's session (or override this, or :meth:`run`)."""
+        return self.play(self.open_session(task, ctx), task, ctx)
+
+    def play(self, session: ClientSession, task: Task, ctx: RunContext) -> RolloutRecord:
+        """The model<->environment loop: open ``session``, ask the model, hand the
+        environment its reply (text mode) or its ``make_move`` call's raw arguments,
+        until the game is over. In tool mode a reply without a tool call ends the
+        model's play, as in TRL and NeMo Gym's agents (core settles the game); so
+        does ``ctx.framework_cap`` model turns, unless the framework caps itself."""
+        from core.prompts import TOOL_NAME
+        from rollouts.drivers.sessions import TOOLS
+
+        clock = StepClock()
+        clock.partial = session.partial  # a failure record keeps the trajectory so far
+        with session:
+            messages = session.open(task)
+            done = False
+            while not done:
+                cap = ctx.framework_cap
+                if cap is not None and not session.own_cap and clock.steps >= cap:
+                    session.stop()
+                    break
+                completion = clock.ask(ctx.client, messages, tools=session.tools)
+                call = next((c for c in completion.tool_calls if c.name == TOOL_NAME), None)
+                if call is not None:
+                    turn = session.call(call.arguments)
+                    reply: dict[str, Any] = {"role": "tool", "tool_call_id": call.id}
+                elif session.mode == TOOLS:
+                    session.stop(completion.text)  # no tool call: the model stopped playing
+                    break
+                else:
+                    turn = session.send(completion.text)
+                    reply = {"role": "user"}
+                done = turn.done
+                if not done:
+                    messages.append({**reply, "content": turn.observation})
+            trajectory, reward = session.result()
+        return make_record(
+            self.name, task, trajectory, reward, clock, clock.steps, clock.completion_tokens
+        )
 
     def available(self) -> tuple[bool, str]:
         """Whether the framework is importable here, and why not (default: the
