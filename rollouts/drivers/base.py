@@ -27,16 +27,17 @@ from __future__ import annotations
 import importlib
 import threading
 import time
-from abc import ABC
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import contextmanager, suppress
 from dataclasses import MISSING, asdict, dataclass, field, fields
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeVar
+
+from core.prompts import TOOL_NAME
 
 if TYPE_CHECKING:
     from core.tasks import Task
-    from rollouts.drivers.sessions import ClientSession
     from rollouts.model.client import ChatClient, Completion
 
 T = TypeVar("T")
@@ -198,6 +199,73 @@ class StepClock:
     @property
     def env_seconds(self) -> float:
         return max(0.0, self.wall_seconds - self.model_seconds)
+
+
+TEXT = "text"
+TOOLS = "tools"
+MODES = (TEXT, TOOLS)
+
+
+class Turn(NamedTuple):
+    """What the environment said after one action."""
+
+    observation: str
+    """The text the model reads next (a user message, or the tool's answer)."""
+    done: bool
+
+
+class ClientSession(ABC):
+    """One episode through one framework's client, driven from the client side
+    (the frameworks' sessions: ``rollouts.drivers.sessions``).
+
+    :meth:`open` gives the chat the model reads first (and, in tool mode, sets
+    ``tools``); :meth:`send` takes the model's reply (text mode), :meth:`call` a
+    ``make_move`` call's raw arguments (tool mode), :meth:`stop` the end of the
+    model's play (no tool call, or the cap: core settles the game); each answers with
+    the next :class:`Turn`. :meth:`result` is what the framework hands back at the
+    end; :meth:`close` ends the client's side. No session judges anything: core
+    does, inside the framework."""
+
+    mode: str = TEXT
+    own_cap: ClassVar[bool] = False
+    """The framework ends the game at the cap itself (GEM's ``max_episode_steps``,
+    SkyRL's ``max_turns``): the loop never has to stop it."""
+    tools: list[dict[str, Any]] | None = None
+    """The tools to offer the model (set by :meth:`open`; ``None`` in text mode)."""
+
+    @abstractmethod
+    def open(self, task: Task) -> list[dict[str, Any]]:
+        """Start ``task``'s episode; the chat the model reads first."""
+
+    def send(self, reply: str) -> Turn:
+        """The model's reply (text mode)."""
+        raise DriverError(f"{type(self).__name__} takes tool calls, not replies")
+
+    def call(self, arguments: Any, name: str = TOOL_NAME) -> Turn:
+        """A tool call's raw arguments, as decoded (core judges them)."""
+        raise DriverError(f"{type(self).__name__} takes replies, not tool calls")
+
+    def stop(self, text: str | None = None) -> Turn:
+        """The model stopped playing (``text``: its last answer) or the cap was
+        reached (``None``): the framework's way to end, core settles the game."""
+        raise DriverError(f"{type(self).__name__} has no way to stop a game")
+
+    @abstractmethod
+    def result(self) -> tuple[dict[str, Any], Any]:
+        """The finished episode's trajectory and reward breakdown, from the framework."""
+
+    def partial(self) -> dict[str, Any] | None:
+        """The trajectory so far, where the client can tell (core only)."""
+        return None
+
+    def close(self) -> None:  # noqa: B027 (most sessions hold nothing to close)
+        """End the client's side of the episode (idempotent)."""
+
+    def __enter__(self) -> ClientSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def as_tasks(tasks: Iterable[Task | dict[str, Any]]) -> list[Task]:
@@ -368,7 +436,7 @@ class Driver(ABC):  # noqa: B024 (abstract by contract: override run or run_task
     :meth:`run_task` (+ :meth:`session` if needed) or :meth:`run`."""
 
     name: ClassVar[str] = ""
-    mode: str = "text"
+    mode: str = TEXT
     """``"text"`` or ``"tools"`` (``rollouts.drivers.sessions.MODES``): how the model moves."""
     framework_cap: int | None = None
     """Set on an instance to cap model turns through the framework's own setting
@@ -460,9 +528,6 @@ class Driver(ABC):  # noqa: B024 (abstract by contract: override run or run_task
         until the game is over. In tool mode a reply without a tool call ends the
         model's play, as in TRL and NeMo Gym's agents (core settles the game); so
         does ``ctx.framework_cap`` model turns, unless the framework caps itself."""
-        from core.prompts import TOOL_NAME
-        from rollouts.drivers.sessions import TOOLS
-
         clock = StepClock()
         clock.partial = session.partial  # a failure record keeps the trajectory so far
         with session:

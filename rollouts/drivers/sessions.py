@@ -16,83 +16,46 @@ tests (``rollouts.evaluation.load``) and benchmarks (``bench.steps``) drive the
 same sessions with a scripted player. No session judges anything: core does,
 inside the framework.
 
-Frameworks are imported when a session opens, never at import.
+The interface (:class:`ClientSession`, :class:`Turn`, the modes) is defined
+beside the driver contract in ``rollouts.drivers.base``; the frameworks' sessions
+are here. Frameworks are imported when a session opens, never at import.
 """
 
 from __future__ import annotations
 
 import json
-from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from core.prompts import TOOL_NAME
-from rollouts.drivers.base import DriverError
+from rollouts.drivers.base import MODES, TEXT, TOOLS, ClientSession, DriverError, Turn
 
 if TYPE_CHECKING:
     from core.tasks import Task
 
-TEXT = "text"
-TOOLS = "tools"
-MODES = (TEXT, TOOLS)
+__all__ = [
+    "MODES",
+    "TEXT",
+    "TOOLS",
+    "ClientSession",
+    "CoreSession",
+    "GemSession",
+    "NemoGymSession",
+    "NemoGymToolsSession",
+    "ORSSession",
+    "ORSWireSession",
+    "OpenEnvSession",
+    "SkyRLSession",
+    "TRLSession",
+    "Turn",
+    "nemo_response",
+    "sse_events",
+]
 
 Message = dict[str, Any]
 OnResponse = Callable[[Any, str], None]
 """Called with every HTTP response of an HTTP session and what it answered
 (``/step``...): the load test counts 5xx there (and refuses any non-200)."""
-
-
-class Turn(NamedTuple):
-    """What the environment said after one action."""
-
-    observation: str
-    """The text the model reads next (a user message, or the tool's answer)."""
-    done: bool
-
-
-class ClientSession(ABC):
-    """One episode through one framework's client (see the module docstring)."""
-
-    mode: str = TEXT
-    own_cap: ClassVar[bool] = False
-    """The framework ends the game at the cap itself (GEM's ``max_episode_steps``,
-    SkyRL's ``max_turns``): the loop never has to stop it."""
-    tools: list[dict[str, Any]] | None = None
-    """The tools to offer the model (set by :meth:`open`; ``None`` in text mode)."""
-
-    @abstractmethod
-    def open(self, task: Task) -> list[Message]:
-        """Start ``task``'s episode; the chat the model reads first."""
-
-    def send(self, reply: str) -> Turn:
-        """The model's reply (text mode)."""
-        raise DriverError(f"{type(self).__name__} takes tool calls, not replies")
-
-    def call(self, arguments: Any, name: str = TOOL_NAME) -> Turn:
-        """A tool call's raw arguments, as decoded (core judges them)."""
-        raise DriverError(f"{type(self).__name__} takes replies, not tool calls")
-
-    def stop(self, text: str | None = None) -> Turn:
-        """The model stopped playing (``text``: its last answer) or the cap was
-        reached (``None``): the framework's way to end, core settles the game."""
-        raise DriverError(f"{type(self).__name__} has no way to stop a game")
-
-    @abstractmethod
-    def result(self) -> tuple[dict[str, Any], Any]:
-        """The finished episode's trajectory and reward breakdown, from the framework."""
-
-    def partial(self) -> dict[str, Any] | None:
-        """The trajectory so far, where the client can tell (core only)."""
-        return None
-
-    def close(self) -> None:  # noqa: B027 (most sessions hold nothing to close)
-        """End the client's side of the episode (idempotent)."""
-
-    def __enter__(self) -> ClientSession:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def _mode(tools: bool) -> str:

@@ -30,17 +30,17 @@ from reliability_servers import (
 from adapters.nemo_gym.rows import DONE_HEADER, make_row
 from core.episode import Episode
 from core.tasks import Task
+from rollouts.drivers.sessions import ORSWireSession
 from rollouts.evaluation.load import (
     LoadReport,
+    _counter,
     _nemo_session,
     _nemo_tools_session,
     _openenv_session,
     _ors_session,
-    _counter,
     nemo_response,
     sse_events,
 )
-from rollouts.drivers.sessions import ORSWireSession
 
 pytestmark = pytest.mark.server
 LIMIT = {
