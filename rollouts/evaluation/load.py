@@ -237,19 +237,19 @@ def drop_openenv_game(url: str, task: Task) -> None:
 
     from websockets.sync.client import connect
 
-    ws = connect(url.replace("http://", "ws://", 1) + "/ws", max_size=None)
-    try:
-        for message in (
-            {"type": "reset", "data": {"task": task.to_dict()}},
-            {"type": "step", "data": {"reply": "<move>?</move>"}},
-        ):
-            ws.send(json.dumps(message))
-            answer = json.loads(ws.recv(timeout=60))
-            if answer.get("type") != "observation":
-                raise RuntimeError(f"{message['type']} answered {answer}")
-    finally:
-        ws.socket.shutdown(socket.SHUT_RDWR)
-        ws.socket.close()
+    with connect(url.replace("http://", "ws://", 1) + "/ws", max_size=None) as ws:
+        try:
+            for message in (
+                {"type": "reset", "data": {"task": task.to_dict()}},
+                {"type": "step", "data": {"reply": "<move>?</move>"}},
+            ):
+                ws.send(json.dumps(message))
+                answer = json.loads(ws.recv(timeout=60))
+                if answer.get("type") != "observation":
+                    raise RuntimeError(f"{message['type']} answered {answer}")
+        finally:
+            # Cut the TCP connection: the closing handshake on exit has nowhere to go.
+            ws.socket.shutdown(socket.SHUT_RDWR)
 
 
 async def _openenv_session(url: str, index: int, episodes: int, report: LoadReport) -> None:
