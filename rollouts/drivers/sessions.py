@@ -196,7 +196,7 @@ class TRLSession(ClientSession):
 
         self.env = environment_class(task.game)()
         observation = self.env.reset(**task.to_dict())
-        self.tools = [tool_schema(task.game)]
+        self.tools = [tool_schema(self.env.episode.game)]
         self._methods = {TOOL_NAME: self.env.make_move}
         return [
             {"role": "system", "content": self.env.episode.tool_system_prompt},
