@@ -152,8 +152,9 @@ class SkyRLSession(ClientSession):
     def open(self, task: Task) -> list[Message]:
         import skyrl_gym
 
-        from adapters.skyrl_gym import ENV_ID, make_row
+        from adapters.skyrl_gym import ENV_ID, make_row, register
 
+        register()  # a no-op once registered
         self._task = task
         row = make_row(task)
         # SkyRL passes every column but the prompt as extras, plus its generator's max_turns.
