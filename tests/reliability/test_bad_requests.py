@@ -519,6 +519,8 @@ def test_ors_odd_calls_step_after_done_expiry_and_storm(
             await asyncio.sleep(IDLE_TIMEOUT[ORS] + 2.5)
             gone = await http.post("/ping", headers={"X-Session-ID": idle})
             assert gone.status_code == 404 and "not found" in gone.text
+            played.close()
+            left.close()
         assert report.status_5xx == 0 and report.errors == []
 
     asyncio.run(play())
