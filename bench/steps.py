@@ -26,6 +26,15 @@ from core.episode import Episode
 from core.parsing import format_reply
 from core.players import ScriptedPlayer
 from core.tasks import Task
+from rollouts.drivers.sessions import (
+    ClientSession,
+    CoreSession,
+    GemSession,
+    NemoGymSession,
+    OpenEnvSession,
+    SkyRLSession,
+    TRLSession,
+)
 
 STEP_GAMES = ("tictactoe", "connect_four", "othello")
 PASSES = 3
@@ -94,28 +103,29 @@ def _episode_tool(game: Game) -> tuple[Callable[[str], Any], list[str]]:
     return episode.step_move, list(game.moves)
 
 
-def _gem(game: Game) -> tuple[Callable[[str], Any], list[str]]:
-    from adapters.gem import GameEnv
+def _session(session: ClientSession, game: Game) -> tuple[Callable[[str], Any], list[str]]:
+    """A framework's client session, opened on the game (``rollouts.drivers.sessions``):
+    its ``send`` and the replies."""
+    session.open(game.task)
+    return session.send, game.replies
 
-    env = GameEnv(task=game.task)
-    env.reset()
-    return env.step, game.replies
+
+def _core_text(game: Game) -> tuple[Callable[[str], Any], list[str]]:
+    return _session(CoreSession(), game)
+
+
+def _gem(game: Game) -> tuple[Callable[[str], Any], list[str]]:
+    return _session(GemSession(), game)
 
 
 def _skyrl(game: Game) -> tuple[Callable[[str], Any], list[str]]:
-    from adapters.skyrl_gym import GameTextEnv
-
-    env = GameTextEnv(extras={"task": game.task.to_dict()})
-    env.init([])
-    return env.step, game.replies
+    return _session(SkyRLSession(), game)
 
 
 def _trl(game: Game) -> tuple[Callable[[str], Any], list[str]]:
-    from adapters.trl.environment import environment_class
-
-    env = environment_class(game.task.game)()
-    env.reset(**game.task.to_dict())
-    return lambda move: env.make_move(move=move), list(game.moves)
+    session = TRLSession()
+    session.open(game.task)
+    return session.move, list(game.moves)
 
 
 def _time_game(stepper: Stepper, game: Game) -> float:
@@ -159,8 +169,8 @@ def _time_pair(
 
 
 ADAPTERS: tuple[tuple[str, str, Stepper, Stepper], ...] = (
-    ("GEM", "`GameEnv.step(text)`", _gem, _episode_text),
-    ("SkyRL Gym", "`GameTextEnv.step(text)`", _skyrl, _episode_text),
+    ("GEM", "`GameEnv.step(text)`", _gem, _core_text),
+    ("SkyRL Gym", "`GameTextEnv.step(text)`", _skyrl, _core_text),
     ("TRL", "`GameEnvironment.make_move(move)`", _trl, _episode_tool),
 )
 
@@ -274,69 +284,37 @@ def _latency_row(name: str, latencies_ms: Sequence[float], note: str) -> list[Ro
     ]
 
 
-def _openenv_latencies(games: Sequence[Game]) -> list[float]:
-    from adapters.openenv import GameAction, GameEnvClient
-    from rollouts.model.servers import start_server
-
-    argv = [sys.executable, "-m", "adapters.openenv", "--host", "127.0.0.1", "--port", "{port}"]
+def _session_latencies(make: Callable[[], ClientSession], games: Sequence[Game]) -> list[float]:
+    """Milliseconds of each ``send`` (one reply -> observation) of the games, a fresh
+    session (``rollouts.drivers.sessions``) per game."""
     latencies = []
-    with start_server(argv, "/health", cwd=ROOT) as server:
-        for game in games:
-            with GameEnvClient(base_url=server.base_url).sync() as env:
-                env.reset(task=game.task.to_dict())
-                for reply in game.replies:
-                    start = time.perf_counter()
-                    result = env.step(GameAction(reply=reply))
-                    latencies.append((time.perf_counter() - start) * 1e3)
-                if not result.done:
-                    raise MismatchError(f"{game.task.task_id}: OpenEnv game did not finish")
+    for game in games:
+        with make() as session:
+            session.open(game.task)
+            for reply in game.replies:
+                start = time.perf_counter()
+                turn = session.send(reply)
+                latencies.append((time.perf_counter() - start) * 1e3)
+            if not turn.done:
+                raise MismatchError(f"{game.task.task_id}: {type(session).__name__} did not finish")
     return latencies
 
 
-def _nemo_response(text: str) -> dict[str, Any]:
-    """A minimal NeMoGymResponse holding one assistant message (no model)."""
-    return {
-        "id": "resp_bench",
-        "created_at": 0.0,
-        "model": "scripted",
-        "object": "response",
-        "parallel_tool_calls": False,
-        "tool_choice": "auto",
-        "tools": [],
-        "output": [
-            {
-                "id": "msg_bench",
-                "type": "message",
-                "role": "assistant",
-                "status": "completed",
-                "content": [{"type": "output_text", "text": text, "annotations": []}],
-            }
-        ],
-    }
+def _openenv_latencies(games: Sequence[Game]) -> list[float]:
+    from rollouts.model.servers import start_server
+
+    argv = [sys.executable, "-m", "adapters.openenv", "--host", "127.0.0.1", "--port", "{port}"]
+    with start_server(argv, "/health", cwd=ROOT) as server:
+        return _session_latencies(lambda: OpenEnvSession(server.base_url), games)
 
 
 def _nemo_latencies(games: Sequence[Game]) -> list[float]:
-    import httpx
-
-    from adapters.nemo_gym.rows import make_row
     from rollouts.drivers.nemo_gym import nemo_python
     from rollouts.model.servers import start_server
 
     argv = ["python", "-m", "adapters.nemo_gym", "--style", "gymnasium", "--port", "{port}"]
-    latencies = []
     with start_server(argv, "/", {"PYTHONUNBUFFERED": "1"}, str(nemo_python()), cwd=ROOT) as srv:
-        for game in games:
-            row = make_row(game.task)
-            with httpx.Client(base_url=srv.base_url, timeout=60) as client:
-                client.post("/reset", json=row).raise_for_status()
-                for reply in game.replies:
-                    start = time.perf_counter()
-                    response = client.post("/step", json={**row, "response": _nemo_response(reply)})
-                    latencies.append((time.perf_counter() - start) * 1e3)
-                    response.raise_for_status()
-                if not response.json()["terminated"]:
-                    raise MismatchError(f"{game.task.task_id}: NeMo Gym game did not finish")
-    return latencies
+        return _session_latencies(lambda: NemoGymSession(srv.base_url, timeout=60), games)
 
 
 def http_rows(games: Sequence[Game]) -> tuple[list[Row], list[str]]:

@@ -7,10 +7,16 @@ Two ways to write one:
 
 * override :meth:`Driver.run` entirely (a framework that runs a whole batch
   itself, e.g. ``vf-eval``), using :func:`run_parallel` / :func:`as_tasks`;
-* or override :meth:`Driver.run_task` (one task, one episode) and, when the
-  framework needs set-up (a server, a registry), :meth:`Driver.session`; the
-  default :meth:`Driver.run` then runs the tasks on a thread pool with a tqdm
-  progress bar and keeps the order.
+* or override :meth:`Driver.open_session` (the framework's client session for
+  one task, ``rollouts.drivers.sessions``) and, when the framework needs set-up
+  (a server, a registry), :meth:`Driver.session`: the default
+  :meth:`Driver.run_task` plays the session with the one model<->environment
+  loop (:meth:`Driver.play`), and the default :meth:`Driver.run` runs the tasks
+  on a thread pool with a tqdm progress bar and keeps the order. A framework
+  that runs its own loop overrides :meth:`Driver.run_task` or :meth:`Driver.run`.
+
+Every driver declares ``mode``: ``"text"`` (the model moves by reply) or
+``"tools"`` (by ``make_move`` tool call; its reference is core's tool mode).
 
 :class:`StepClock` splits wall time into model time and environment +
 framework time (``env_seconds`` = wall - model calls).
@@ -21,12 +27,14 @@ from __future__ import annotations
 import importlib
 import threading
 import time
-from abc import ABC
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import contextmanager, suppress
 from dataclasses import MISSING, asdict, dataclass, field, fields
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeVar
+
+from core.prompts import TOOL_NAME
 
 if TYPE_CHECKING:
     from core.tasks import Task
@@ -191,6 +199,73 @@ class StepClock:
     @property
     def env_seconds(self) -> float:
         return max(0.0, self.wall_seconds - self.model_seconds)
+
+
+TEXT = "text"
+TOOLS = "tools"
+MODES = (TEXT, TOOLS)
+
+
+class Turn(NamedTuple):
+    """What the environment said after one action."""
+
+    observation: str
+    """The text the model reads next (a user message, or the tool's answer)."""
+    done: bool
+
+
+class ClientSession(ABC):
+    """One episode through one framework's client, driven from the client side
+    (the frameworks' sessions: ``rollouts.drivers.sessions``).
+
+    :meth:`open` gives the chat the model reads first (and, in tool mode, sets
+    ``tools``); :meth:`send` takes the model's reply (text mode), :meth:`call` a
+    ``make_move`` call's raw arguments (tool mode), :meth:`stop` the end of the
+    model's play (no tool call, or the cap: core settles the game); each answers with
+    the next :class:`Turn`. :meth:`result` is what the framework hands back at the
+    end; :meth:`close` ends the client's side. No session judges anything: core
+    does, inside the framework."""
+
+    mode: str = TEXT
+    own_cap: ClassVar[bool] = False
+    """The framework ends the game at the cap itself (GEM's ``max_episode_steps``,
+    SkyRL's ``max_turns``): the loop never has to stop it."""
+    tools: list[dict[str, Any]] | None = None
+    """The tools to offer the model (set by :meth:`open`; ``None`` in text mode)."""
+
+    @abstractmethod
+    def open(self, task: Task) -> list[dict[str, Any]]:
+        """Start ``task``'s episode; the chat the model reads first."""
+
+    def send(self, reply: str) -> Turn:
+        """The model's reply (text mode)."""
+        raise DriverError(f"{type(self).__name__} takes tool calls, not replies")
+
+    def call(self, arguments: Any, name: str = TOOL_NAME) -> Turn:
+        """A tool call's raw arguments, as decoded (core judges them)."""
+        raise DriverError(f"{type(self).__name__} takes replies, not tool calls")
+
+    def stop(self, text: str | None = None) -> Turn:
+        """The model stopped playing (``text``: its last answer) or the cap was
+        reached (``None``): the framework's way to end, core settles the game."""
+        raise DriverError(f"{type(self).__name__} has no way to stop a game")
+
+    @abstractmethod
+    def result(self) -> tuple[dict[str, Any], Any]:
+        """The finished episode's trajectory and reward breakdown, from the framework."""
+
+    def partial(self) -> dict[str, Any] | None:
+        """The trajectory so far, where the client can tell (core only)."""
+        return None
+
+    def close(self) -> None:  # noqa: B027 (most sessions hold nothing to close)
+        """End the client's side of the episode (idempotent)."""
+
+    def __enter__(self) -> ClientSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def as_tasks(tasks: Iterable[Task | dict[str, Any]]) -> list[Task]:
@@ -361,6 +436,8 @@ class Driver(ABC):  # noqa: B024 (abstract by contract: override run or run_task
     :meth:`run_task` (+ :meth:`session` if needed) or :meth:`run`."""
 
     name: ClassVar[str] = ""
+    mode: str = TEXT
+    """``"text"`` or ``"tools"`` (``rollouts.drivers.sessions.MODES``): how the model moves."""
     framework_cap: int | None = None
     """Set on an instance to cap model turns through the framework's own setting
     (``RunContext.framework_cap``); ``None``: each driver's default (whole games)."""
@@ -435,9 +512,50 @@ class Driver(ABC):  # noqa: B024 (abstract by contract: override run or run_task
         finally:
             client.close()
 
+    def open_session(self, task: Task, ctx: RunContext) -> ClientSession:
+        """The framework's client session for ``task`` (not yet opened)."""
+        raise NotImplementedError(
+            f"{type(self).__name__} implements none of run, run_task, open_session"
+        )
+
     def run_task(self, task: Task, ctx: RunContext) -> RolloutRecord:
-        """Run one task (override this, or :meth:`run`)."""
-        raise NotImplementedError(f"{type(self).__name__} implements neither run nor run_task")
+        """Run one task: :meth:`play` the driver's session (or override this, or :meth:`run`)."""
+        return self.play(self.open_session(task, ctx), task, ctx)
+
+    def play(self, session: ClientSession, task: Task, ctx: RunContext) -> RolloutRecord:
+        """The model<->environment loop: open ``session``, ask the model, hand the
+        environment its reply (text mode) or its ``make_move`` call's raw arguments,
+        until the game is over. In tool mode a reply without a tool call ends the
+        model's play, as in TRL and NeMo Gym's agents (core settles the game); so
+        does ``ctx.framework_cap`` model turns, unless the framework caps itself."""
+        clock = StepClock()
+        clock.partial = session.partial  # a failure record keeps the trajectory so far
+        with session:
+            messages = session.open(task)
+            done = False
+            while not done:
+                cap = ctx.framework_cap
+                if cap is not None and not session.own_cap and clock.steps >= cap:
+                    session.stop()
+                    break
+                completion = clock.ask(ctx.client, messages, tools=session.tools)
+                call = next((c for c in completion.tool_calls if c.name == TOOL_NAME), None)
+                if call is not None:
+                    turn = session.call(call.arguments)
+                    reply: dict[str, Any] = {"role": "tool", "tool_call_id": call.id}
+                elif session.mode == TOOLS:
+                    session.stop(completion.text)  # no tool call: the model stopped playing
+                    break
+                else:
+                    turn = session.send(completion.text)
+                    reply = {"role": "user"}
+                done = turn.done
+                if not done:
+                    messages.append({**reply, "content": turn.observation})
+            trajectory, reward = session.result()
+        return make_record(
+            self.name, task, trajectory, reward, clock, clock.steps, clock.completion_tokens
+        )
 
     def available(self) -> tuple[bool, str]:
         """Whether the framework is importable here, and why not (default: the

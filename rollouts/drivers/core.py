@@ -1,7 +1,8 @@
 """The reference driver: ``core.Episode`` driven directly through ``ChatClient``.
 
-No framework at all: reset, ask the model, step, until done. Every other
-driver's trajectory must equal this one's for the same task and model
+No framework at all (``rollouts.drivers.sessions.CoreSession`` in the driver
+base's loop): reset, ask the model, step, until done. Every other driver's
+trajectory must equal this one's for the same task and model
 (tests/conformance).
 
 With ``use_tools=True`` the request offers the ``make_move`` tool and a tool
@@ -16,15 +17,13 @@ what every framework's adapter does at its cap (docs/frameworks.md, "Edges").
 
 from __future__ import annotations
 
-import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from rollouts.drivers.base import Driver, RolloutRecord, RunContext, StepClock, make_record
+from rollouts.drivers.base import Driver, RunContext
+from rollouts.drivers.sessions import TEXT, TOOLS, CoreSession
 
 if TYPE_CHECKING:
     from core.tasks import Task
-
-MAKE_MOVE = "make_move"
 
 
 class CoreDriver(Driver):
@@ -34,46 +33,7 @@ class CoreDriver(Driver):
 
     def __init__(self, use_tools: bool = False) -> None:
         self.use_tools = use_tools
+        self.mode = TOOLS if use_tools else TEXT
 
-    def run_task(self, task: Task, ctx: RunContext) -> RolloutRecord:
-        from core.episode import Episode
-
-        clock = StepClock()
-        episode = Episode(task)
-        clock.partial = episode.to_dict  # a failure record keeps the trajectory so far
-        system = episode.tool_system_prompt if self.use_tools else episode.system_prompt
-        messages: list[dict[str, Any]] = [
-            {"role": "system", "content": system},
-            {"role": "user", "content": episode.reset()},
-        ]
-        tools = [episode.tool_schema] if self.use_tools else None
-        while not episode.done:
-            if ctx.framework_cap is not None and clock.steps >= ctx.framework_cap:
-                episode.settle()
-                break
-            completion = clock.ask(ctx.client, messages, tools=tools)
-            call = next((c for c in completion.tool_calls if c.name == MAKE_MOVE), None)
-            if call is not None:
-                result = episode.step_tool(call.arguments)
-                if not result.done:
-                    messages.append(
-                        {"role": "tool", "tool_call_id": call.id, "content": result.observation}
-                    )
-            elif self.use_tools:
-                episode.settle()  # no tool call: the model stopped playing
-            else:
-                result = episode.step(completion.text)
-                if not result.done:
-                    messages.append({"role": "user", "content": result.observation})
-        trajectory = episode.to_dict()
-        # The trajectory must be JSON: fail here, not later in a JSONL writer.
-        json.dumps(trajectory)
-        return make_record(
-            self.name,
-            task,
-            trajectory,
-            episode.reward(),
-            clock,
-            clock.steps,
-            clock.completion_tokens,
-        )
+    def open_session(self, task: Task, ctx: RunContext) -> CoreSession:
+        return CoreSession(tools=self.use_tools)

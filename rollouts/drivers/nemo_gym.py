@@ -40,6 +40,7 @@ from rollouts.drivers.base import (
     as_tasks,
     make_record,
 )
+from rollouts.drivers.sessions import TOOLS, ClientSession, NemoGymSession, NemoGymToolsSession
 
 if TYPE_CHECKING:
     from core.tasks import Task
@@ -78,10 +79,13 @@ def _start_together(managers: list[AbstractContextManager[Any]]) -> list[Any]:
 
 
 class NemoGymDriver(Driver):
-    """Gymnasium-style server + NeMo Gym's ``GymnasiumAgent``."""
+    """Gymnasium-style server + NeMo Gym's ``GymnasiumAgent`` (which owns the loop; the
+    client side of its ``/reset`` and ``/step`` is ``NemoGymSession``)."""
 
     name = "nemo_gym"
     style = "gymnasium"
+    session_class: type[ClientSession] = NemoGymSession
+    """The client session of this server style (load tests and benchmarks drive it)."""
 
     def __init__(self) -> None:
         self._max_steps = 1
@@ -241,21 +245,22 @@ class NemoGymToolsDriver(NemoGymDriver):
 
     name = "nemo_gym_tools"
     style = "tools"
+    mode = TOOLS
+    session_class = NemoGymToolsSession
 
     def _play(self, task: Task, ctx: RunContext) -> RolloutRecord:
-        from adapters.nemo_gym.rows import DONE_HEADER, make_row
+        from adapters.nemo_gym.rows import make_row
 
         clock = StepClock()
         httpx = ctx.extra["httpx"]
-        row = make_row(task, "tools")
-        params = {**row["responses_create_params"], "model": ctx.model}
+        params = {**make_row(task, "tools")["responses_create_params"], "model": ctx.model}
         outputs: list[dict[str, Any]] = []
         steps = tokens = 0
         done = False
         last: dict[str, Any] = {}
-        # One client per episode: its cookie jar carries NeMo Gym's session cookie.
-        with httpx.Client(base_url=ctx.extra["urls"][0], timeout=TIMEOUT) as env:
-            env.post("/seed_session", json=row).raise_for_status()
+        # One session (one client, its cookie jar: one NeMo Gym session) per episode.
+        with NemoGymToolsSession(ctx.extra["urls"][0]) as env:
+            env.open(task)
             # simple_agent's max_steps: model calls whose tool calls run (then /verify settles).
             max_steps = ctx.framework_cap or task.turn_limit()
             while not done and steps < max_steps:
@@ -283,9 +288,9 @@ class NemoGymToolsDriver(NemoGymDriver):
                     except (json.JSONDecodeError, TypeError) as e:
                         output = json.dumps({"error": f"Invalid tool call arguments: {e!r}"})
                     else:
-                        result = env.post("/" + call["name"], json=arguments)
-                        output = result.text
-                        done = done or result.headers.get(DONE_HEADER) == "1"
+                        turn = env.call(arguments, call["name"])
+                        output = turn.observation
+                        done = done or turn.done
                     outputs.append(
                         {
                             "type": "function_call_output",
@@ -293,12 +298,5 @@ class NemoGymToolsDriver(NemoGymDriver):
                             "output": output,
                         }
                     )
-            verify = env.post("/verify", json={**row, "response": {**last, "output": outputs}})
-        if verify.status_code != 200:
-            raise DriverError(
-                f"nemo_gym /verify answered {verify.status_code}: {verify.text[:500]}"
-            )
-        body = verify.json()
-        return make_record(
-            self.name, task, body["trajectory"], body["reward_breakdown"], clock, steps, tokens
-        )
+            trajectory, breakdown = env.verify({**last, "output": outputs})
+        return make_record(self.name, task, trajectory, breakdown, clock, steps, tokens)

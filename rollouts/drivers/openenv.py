@@ -2,10 +2,11 @@
 (``adapters.openenv.GameEnvClient``) against the adapter's server, started as a
 subprocess (``python -m adapters.openenv``) for the run and stopped afterwards.
 
-The model is called here (``rollouts.model.client.ChatClient``); the system prompt and each
-observation come from the server, and the trajectory from the server's ``State``.
-``openenv_tools`` offers the ``make_move`` tool (schema from the server) and sends a
-tool call as a structured ``GameAction(move=...)``.
+The model is called here (``rollouts.model.client.ChatClient``, the driver base's loop over
+``rollouts.drivers.sessions.OpenEnvSession``); the system prompt and each observation come
+from the server, and the trajectory from the server's ``State``. ``openenv_tools`` offers
+the ``make_move`` tool (schema from the server) and sends a tool call's raw arguments as
+``GameAction(arguments=...)``.
 """
 
 from __future__ import annotations
@@ -15,17 +16,10 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from core.prompts import TOOL_NAME
-from rollouts.drivers.base import (
-    Driver,
-    DriverError,
-    RolloutRecord,
-    RunContext,
-    StepClock,
-    make_record,
-)
+from rollouts.drivers.base import Driver, RolloutRecord, RunContext
+from rollouts.drivers.sessions import TOOLS, OpenEnvSession
 
 if TYPE_CHECKING:
     from core.tasks import Task
@@ -36,8 +30,6 @@ class OpenEnvDriver(Driver):
     WebSocket session per task."""
 
     name = "openenv"
-    use_tools = False
-    """Offer the ``make_move`` tool and send tool calls as ``GameAction(move=...)``."""
 
     @contextmanager
     def session(
@@ -74,52 +66,14 @@ class OpenEnvDriver(Driver):
         server = ctx.extra["server"]
         generation = server.check()
         try:
-            return self._play(task, ctx)
+            return super().run_task(task, ctx)
         except Exception as e:
             if getattr(e, "source", None) is None and server.died_since(generation, wait=1.0):
                 raise server.error(f" during {task.task_id}") from e
             raise
 
-    def _play(self, task: Task, ctx: RunContext) -> RolloutRecord:
-        from adapters.openenv import GameAction, GameEnvClient
-
-        clock = StepClock()
-        with GameEnvClient(base_url=ctx.extra["env_url"]).sync() as env:
-            result = env.reset(task=task.to_dict(), tools=self.use_tools)
-            obs = result.observation
-            messages: list[dict[str, Any]] = [
-                {"role": "system", "content": obs.system_prompt},
-                {"role": "user", "content": obs.text},
-            ]
-            while not result.done:
-                if ctx.framework_cap is not None and clock.steps >= ctx.framework_cap:
-                    result = env.step(GameAction(stop=True))  # the client's own cap
-                    break
-                completion = clock.ask(ctx.client, messages, tools=obs.tools)
-                call = next((c for c in completion.tool_calls if c.name == TOOL_NAME), None)
-                if call is not None:
-                    result = env.step(GameAction(arguments=call.arguments))
-                    reply = {"role": "tool", "tool_call_id": call.id}
-                elif self.use_tools:  # no tool call: the model stopped playing
-                    result = env.step(GameAction(stop=True))
-                    break
-                else:
-                    result = env.step(GameAction(reply=completion.text))
-                    reply = {"role": "user"}
-                if not result.done:
-                    messages.append({**reply, "content": result.observation.text})
-            state = env.state()
-        if state.trajectory is None or result.observation.reward_breakdown is None:
-            raise DriverError(f"{task.task_id}: the OpenEnv session ended without a trajectory")
-        return make_record(
-            self.name,
-            task,
-            state.trajectory,
-            result.observation.reward_breakdown,
-            clock,
-            clock.steps,
-            clock.completion_tokens,
-        )
+    def open_session(self, task: Task, ctx: RunContext) -> OpenEnvSession:
+        return OpenEnvSession(ctx.extra["env_url"], tools=self.mode == TOOLS)
 
     def available(self) -> tuple[bool, str]:
         import importlib.util
@@ -133,4 +87,4 @@ class OpenEnvToolsDriver(OpenEnvDriver):
     """The OpenEnv driver in tool mode: the model moves by ``make_move`` tool call."""
 
     name = "openenv_tools"
-    use_tools = True
+    mode = TOOLS

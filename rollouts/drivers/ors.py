@@ -2,14 +2,15 @@
 against the adapter's server (``python -m adapters.ors``), started as a subprocess
 for the run and stopped afterwards.
 
-The loop is RL_Envs_101's ORS rollout with the OpenAI tool-calling client: open a
-session per task (its row as the ``task_spec``), read the prompt
+The loop (the driver base's, over ``rollouts.drivers.sessions.ORSSession``) is
+RL_Envs_101's ORS rollout with the OpenAI tool-calling client: open a session per task (its row as the ``task_spec``), read the prompt
 (``get_messages``: core's tool-mode system prompt and the first observation) and
 the tools (``list_tools()``, as Chat Completions tools: core's ``make_move`` schema), then call
 the model and hand each ``make_move`` call's arguments, as decoded, to
 ``call_tool`` until a ``ToolOutput`` says ``finished``. A reply without a tool call
 goes to the environment's ``@terminal`` tool (``call_terminal_tool``), which ends
-an ORS rollout (core settles the game), and so does the driver's ``framework_cap``. Reward and trajectory come from the final ``ToolOutput``
+an ORS rollout (core settles the game), and so does the driver's ``framework_cap``.
+Reward and trajectory come from the final ``ToolOutput``
 (``reward``, ``metadata``): the episode that ran in the server.
 
 The model moves by tool call, so the conformance reference is core's tool mode.
@@ -33,15 +34,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from core.prompts import TOOL_NAME
-from rollouts.drivers.base import (
-    Driver,
-    DriverError,
-    RolloutRecord,
-    RunContext,
-    StepClock,
-    as_tasks,
-    make_record,
+from rollouts.drivers.base import Driver, DriverError, RolloutRecord, RunContext, as_tasks
+from rollouts.drivers.sessions import (
+    ORS_ENV_NAME,
+    TOOLS,
+    ORSSession,
+    ors_chat_tool,
+    ors_text,
 )
 
 if TYPE_CHECKING:
@@ -50,9 +49,7 @@ if TYPE_CHECKING:
 ROOT = Path(__file__).resolve().parents[2]
 RECORD_PREFIX = "gamebridge-record: "
 """Marks the record lines on the subprocess's stdout (openreward logs there too)."""
-ENV_NAME = "gamebridge"
-"""The environment's name on the server (``adapters.ors.ENV_NAME``; not imported
-here, so that listing the drivers does not import openreward)."""
+ENV_NAME = ORS_ENV_NAME
 
 
 def ors_python() -> Path:
@@ -71,22 +68,15 @@ def server_python() -> str:
     return sys.executable if openreward_here() else str(ors_python())
 
 
-def chat_tool(spec: Any) -> dict[str, Any]:
-    """An ORS ``ToolSpec`` as a Chat Completions tool (``list_tools(format="openai")``
-    gives the Responses API's flat shape, which ``/chat/completions`` servers refuse)."""
-    function = {"name": spec.name, "description": spec.description}
-    return {"type": "function", "function": {**function, "parameters": spec.input_schema}}
-
-
-def text_of(blocks: Any) -> str:
-    """The text of ORS content blocks, joined (images have none here)."""
-    return "\n".join(b.text for b in blocks if getattr(b, "type", "text") == "text")
+chat_tool = ors_chat_tool
+text_of = ors_text
 
 
 class ORSDriver(Driver):
     """One server per run (``--max-sessions`` = room for the run), one ORS session per task."""
 
     name = "ors"
+    mode = TOOLS
 
     def available(self) -> tuple[bool, str]:
         if not openreward_here() and not ors_python().exists():
@@ -178,49 +168,8 @@ class ORSDriver(Driver):
             finally:
                 api.close()
 
-    def run_task(self, task: Task, ctx: RunContext) -> RolloutRecord:
-        from openreward.api.environments.client import Task as ORSTask
-
-        clock = StepClock()
-        env = ctx.extra["env"]
-        spec = ORSTask(
-            server_name=ENV_NAME,
-            environment_name=ENV_NAME,
-            task_spec=task.to_dict(),
-            namespace=None,
-        )
-        with env.session(task=spec) as session:
-            messages: list[dict[str, Any]] = [
-                {"role": m.role, "content": text_of(m.blocks)} for m in session.get_messages()
-            ]
-            tools = [chat_tool(spec) for spec in session.list_tools()]
-            out = None
-            while out is None or not out.finished:
-                if clock.steps > task.turn_limit():
-                    raise DriverError(f"{task.task_id}: the ORS session never finished")
-                if ctx.framework_cap is not None and clock.steps >= ctx.framework_cap:
-                    out = session.call_terminal_tool()  # the driver's cap ends the rollout
-                    continue
-                completion = clock.ask(ctx.client, messages, tools=tools)
-                call = next((c for c in completion.tool_calls if c.name == TOOL_NAME), None)
-                if call is None:  # a plain reply ends an ORS rollout: the @terminal tool
-                    out = session.call_terminal_tool(completion.text)
-                    continue
-                # No arguments at all (null) is {} to ORS, as to core and OpenAI clients;
-                # every JSON object goes as it came (ORS carries objects only).
-                arguments = {} if call.arguments is None else call.arguments
-                out = session.call_tool(TOOL_NAME, arguments)
-                if not out.finished:
-                    messages.append(
-                        {"role": "tool", "tool_call_id": call.id, "content": text_of(out.blocks)}
-                    )
-        metadata = out.metadata or {}
-        trajectory, reward = metadata.get("trajectory"), metadata.get("reward")
-        if trajectory is None or reward is None or out.reward != reward["total"]:
-            raise DriverError(f"{task.task_id}: the final ToolOutput lacks the game's result")
-        return make_record(
-            self.name, task, trajectory, reward, clock, clock.steps, clock.completion_tokens
-        )
+    def open_session(self, task: Task, ctx: RunContext) -> ORSSession:
+        return ORSSession(ctx.extra["env"])
 
 
 def main() -> int:

@@ -35,8 +35,10 @@ import asyncio
 import json
 import statistics
 import sys
+import threading
 import time
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,6 +47,17 @@ from core.episode import Episode
 from core.games import list_games
 from core.players import ScriptedPlayer
 from core.tasks import Task
+from rollouts.drivers.sessions import (
+    TOOLS,
+    ClientSession,
+    NemoGymSession,
+    NemoGymToolsSession,
+    OpenEnvSession,
+    ORSWireSession,
+    _HTTPSession,
+    nemo_response,  # noqa: F401 (tests/reliability read it here)
+    sse_events,  # noqa: F401 (tests/reliability read it here)
+)
 
 SERVERS = ("openenv", "nemo_gym", "nemo_gym_tools", "ors")
 DEFAULT_POLICY = "noisy:0.2"
@@ -69,6 +82,8 @@ class LoadReport:
     live_after_timeout: int = -1
     """Live sessions after the idle timeout: must be 0."""
     idle_games: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+    """Counts are kept from many client threads."""
 
     def percentile(self, q: float) -> float:
         if not self.latencies:
@@ -129,280 +144,193 @@ class _Timer:
     def __init__(self, report: LoadReport) -> None:
         self.report = report
 
-    async def __call__(self, call: Awaitable[Any]) -> Any:
+    def __call__(self, step: Callable[..., Any], *args: Any) -> Any:
         start = time.perf_counter()
-        result = await call
+        result = step(*args)
         self.report.latencies.append(time.perf_counter() - start)
-        self.report.steps += 1
+        with self.report.lock:
+            self.report.steps += 1
         return result
+
+
+def _counter(report: LoadReport) -> Callable[[Any, str], None]:
+    """A session's ``on_response``: counts 5xx and refuses anything but 200."""
+    return lambda response, what: _count(report, response, what, body=False)
+
+
+def _play(
+    report: LoadReport,
+    session: ClientSession,
+    task: Task,
+    player: ScriptedPlayer,
+    abandon: bool = False,
+) -> list[Any] | None:
+    """One episode of ``session`` with the scripted player (replies in text mode, moves
+    in tool mode); the actions sent, or ``None`` when ``abandon`` (one step, then
+    silence: the server must drop the game at its idle timeout)."""
+    timed = _Timer(report)
+    messages = session.open(task)
+    actions: list[Any] = []
+    done = False
+    while not done:
+        if session.mode == TOOLS:
+            move = player.move(messages)
+            actions.append({"move": move})
+            turn = timed(session.call, {"move": move})
+            messages += [
+                {"role": "assistant", "content": f"make_move({move})"},
+                {"role": "tool", "content": turn.observation},
+            ]
+        else:
+            reply = player.reply(messages)
+            actions.append(reply)
+            turn = timed(session.send, reply)
+            messages += [
+                {"role": "assistant", "content": reply},
+                {"role": "user", "content": turn.observation},
+            ]
+        if abandon:
+            return None
+        done = turn.done
+    return actions
+
+
+def _finish(report: LoadReport, session: ClientSession, task: Task, actions: list[Any]) -> None:
+    """Cross-talk check of a finished episode, counted."""
+    trajectory, _ = session.result()
+    with report.lock:
+        check_trajectory(report, task, actions, trajectory)
+        report.episodes += 1
+
+
+def _error(report: LoadReport, server: str, task: Task, exc: Exception) -> None:
+    report.errors.append(f"{server} {task.task_id}: {type(exc).__name__}: {exc}")
 
 
 # --- OpenEnv ------------------------------------------------------------------------------
 
 
-async def _openenv_session(url: str, index: int, episodes: int, report: LoadReport) -> None:
-    from adapters.openenv import GameAction, GameEnvClient
-
-    timed = _Timer(report)
+def _openenv_episodes(url: str, index: int, episodes: int, report: LoadReport) -> None:
     player = ScriptedPlayer(DEFAULT_POLICY, seed=index)
     for j in range(episodes):
         task = task_for(index, j)
-        client = GameEnvClient(base_url=url)
         try:
-            result = await client.reset(task=task.to_dict())
-            messages = [
-                {"role": "system", "content": result.observation.system_prompt},
-                {"role": "user", "content": result.observation.text},
-            ]
-            replies: list[str] = []
-            while not result.done:
-                reply = player.reply(messages)
-                replies.append(reply)
-                result = await timed(client.step(GameAction(reply=reply)))
-                messages += [
-                    {"role": "assistant", "content": reply},
-                    {"role": "user", "content": result.observation.text},
-                ]
-            state = await client.state()
-            check_trajectory(report, task, replies, state.trajectory)
-            report.episodes += 1
+            with OpenEnvSession(url) as session:
+                actions = _play(report, session, task, player)
+                _finish(report, session, task, actions or [])
         except Exception as exc:  # counted, the session goes on
-            report.errors.append(f"openenv {task.task_id}: {type(exc).__name__}: {exc}")
-        finally:
-            await client.disconnect()
-    # An abandoned game: reset, one step, then the socket drops without a close.
-    dropped = GameEnvClient(base_url=url)
+            _error(report, "openenv", task, exc)
     try:
-        await dropped.reset(task=task_for(index, episodes).to_dict())
-        await dropped.step(GameAction(reply="<move>?</move>"))
+        drop_openenv_game(url, task_for(index, episodes))
     except Exception as exc:
         report.errors.append(f"openenv abandon: {type(exc).__name__}: {exc}")
-    ws = dropped._ws
-    if ws is not None:
-        ws.transport.abort()
-        dropped._ws = None
 
 
-async def _openenv_idle(url: str, index: int) -> Any:
+def drop_openenv_game(url: str, task: Task) -> None:
+    """An abandoned game: reset, one step, then the socket drops without a close.
+
+    OpenEnv's client has no public way to drop its connection without the closing
+    handshake (``disconnect``/``close`` send it; the socket is private), so this one
+    game speaks OpenEnv's WebSocket messages itself, through ``websockets``' public
+    API, and shuts the TCP socket."""
+    import socket
+
+    from websockets.sync.client import connect
+
+    with connect(url.replace("http://", "ws://", 1) + "/ws", max_size=None) as ws:
+        try:
+            for message in (
+                {"type": "reset", "data": {"task": task.to_dict()}},
+                {"type": "step", "data": {"reply": "<move>?</move>"}},
+            ):
+                ws.send(json.dumps(message))
+                answer = json.loads(ws.recv(timeout=60))
+                if answer.get("type") != "observation":
+                    raise RuntimeError(f"{message['type']} answered {answer}")
+        finally:
+            # Cut the TCP connection: the closing handshake on exit has nowhere to go.
+            ws.socket.shutdown(socket.SHUT_RDWR)
+
+
+async def _openenv_session(url: str, index: int, episodes: int, report: LoadReport) -> None:
+    await asyncio.to_thread(_openenv_episodes, url, index, episodes, report)
+
+
+def _openenv_idle(url: str, index: int) -> OpenEnvSession:
     """A socket that starts a game and then says nothing (closed by the caller)."""
-    from adapters.openenv import GameEnvClient
-
-    client = GameEnvClient(base_url=url)
-    await client.reset(task=task_for(index, 0).to_dict())
-    return client
+    session = OpenEnvSession(url)
+    session.open(task_for(index, 0))
+    return session
 
 
 # --- NeMo Gym -----------------------------------------------------------------------------
 
 
-def nemo_response(text: str) -> dict[str, Any]:
-    """A minimal NeMoGymResponse holding one assistant message."""
-    return {
-        "id": "resp_load",
-        "created_at": 0.0,
-        "model": "scripted",
-        "object": "response",
-        "parallel_tool_calls": False,
-        "tool_choice": "auto",
-        "tools": [],
-        "output": [
-            {
-                "id": "msg_load",
-                "type": "message",
-                "role": "assistant",
-                "status": "completed",
-                "content": [{"type": "output_text", "text": text, "annotations": []}],
-            }
-        ],
-    }
-
-
 def _count(report: LoadReport, response: Any, what: str, body: bool = True) -> Any:
     if response.status_code >= 500:
-        report.status_5xx += 1
+        with report.lock:
+            report.status_5xx += 1
     if response.status_code != 200:
         raise RuntimeError(f"{what} answered {response.status_code}: {response.text[:300]}")
     return response.json() if body else None
 
 
+def _http_episodes(
+    server: str, url: str, index: int, episodes: int, report: LoadReport, abandon: bool
+) -> None:
+    """``episodes`` (+ one abandoned) of a NeMo Gym or ORS session, each checked.
+
+    NeMo Gym gymnasium: one httpx client per load session, whose cookie jar holds NeMo
+    Gym's session cookie, so each reset reuses the session, which the server frees at
+    the end of every game. The tool server: one client (one NeMo Gym session) per
+    episode, as the driver does. ORS: one client, a session per episode, deleted once
+    the game is over (an abandoned one is not)."""
+    import httpx
+
+    make: type[_HTTPSession] = {
+        "nemo_gym": NemoGymSession,
+        "nemo_gym_tools": NemoGymToolsSession,
+        "ors": ORSWireSession,
+    }[server]
+    player = ScriptedPlayer(DEFAULT_POLICY, seed=index)
+    shared = httpx.Client(base_url=url, timeout=120) if server != "nemo_gym_tools" else None
+    try:
+        for j in range(episodes + int(abandon)):
+            task = task_for(index, j)
+            http = shared or httpx.Client(base_url=url, timeout=120)
+            session = make(url, http=http, on_response=_counter(report))
+            try:
+                actions = _play(report, session, task, player, abandon=j == episodes)
+                if actions is not None:
+                    _finish(report, session, task, actions)
+                    if isinstance(session, ORSWireSession):
+                        session.delete()
+            except Exception as exc:  # counted, the session goes on
+                _error(report, server, task, exc)
+            finally:
+                if shared is None:
+                    http.close()
+    finally:
+        if shared is not None:
+            shared.close()
+
+
 async def _nemo_session(
     url: str, index: int, episodes: int, report: LoadReport, abandon: bool = False
 ) -> None:
-    import httpx
-
-    from adapters.nemo_gym.rows import make_row
-
-    timed = _Timer(report)
-    player = ScriptedPlayer(DEFAULT_POLICY, seed=index)
-    # One client per session: its cookie jar holds NeMo Gym's session cookie, so each
-    # reset reuses the session, which the server frees at the end of every game.
-    async with httpx.AsyncClient(base_url=url, timeout=120) as http:
-        for j in range(episodes + int(abandon)):
-            task = task_for(index, j)
-            row = make_row(task)
-            try:
-                out = _count(report, await http.post("/reset", json=row), "/reset")
-                messages = [
-                    {"role": "system", "content": out["info"]["system_prompt"]},
-                    {"role": "user", "content": out["observation"]},
-                ]
-                replies: list[str] = []
-                while True:
-                    reply = player.reply(messages)
-                    replies.append(reply)
-                    step = {**row, "response": nemo_response(reply)}
-                    out = _count(report, await timed(http.post("/step", json=step)), "/step")
-                    if j == episodes:  # abandoned: one step, then silence until the TTL
-                        break
-                    if out["terminated"]:
-                        break
-                    messages += [
-                        {"role": "assistant", "content": reply},
-                        {"role": "user", "content": out["observation"]},
-                    ]
-                if j < episodes:
-                    check_trajectory(report, task, replies, out["info"].get("trajectory"))
-                    report.episodes += 1
-            except Exception as exc:
-                report.errors.append(f"nemo_gym {task.task_id}: {type(exc).__name__}: {exc}")
+    await asyncio.to_thread(_http_episodes, "nemo_gym", url, index, episodes, report, abandon)
 
 
 async def _nemo_tools_session(
     url: str, index: int, episodes: int, report: LoadReport, abandon: bool = False
 ) -> None:
-    import httpx
-
-    from adapters.nemo_gym.rows import DONE_HEADER, make_row
-
-    timed = _Timer(report)
-    player = ScriptedPlayer(DEFAULT_POLICY, seed=index)
-    for j in range(episodes + int(abandon)):
-        task = task_for(index, j)
-        row = make_row(task, "tools")
-        # One client (cookie jar, so one NeMo Gym session) per episode, as the driver does.
-        async with httpx.AsyncClient(base_url=url, timeout=120) as http:
-            try:
-                seeded = _count(report, await http.post("/seed_session", json=row), "/seed")
-                messages = [
-                    {"role": "system", "content": Episode(task).tool_system_prompt},
-                    {"role": "user", "content": seeded["observation"]},
-                ]
-                moves: list[dict[str, str]] = []
-                done = False
-                while not done:
-                    move = player.move(messages)
-                    moves.append({"move": move})
-                    response = await timed(http.post("/make_move", json={"move": move}))
-                    _count(report, response, "/make_move", body=False)
-                    done = response.headers.get(DONE_HEADER) == "1"
-                    messages += [
-                        {"role": "assistant", "content": f"make_move({move})"},
-                        {"role": "tool", "content": response.text},
-                    ]
-                    if j == episodes:  # abandoned: no /verify, silence until the TTL
-                        break
-                if j < episodes:
-                    verify = {**row, "response": nemo_response("done")}
-                    body = _count(report, await http.post("/verify", json=verify), "/verify")
-                    check_trajectory(report, task, moves, body.get("trajectory"))
-                    report.episodes += 1
-            except Exception as exc:
-                report.errors.append(f"nemo_gym_tools {task.task_id}: {type(exc).__name__}: {exc}")
-
-
-# --- ORS ----------------------------------------------------------------------------------
-
-
-def sse_events(text: str) -> list[tuple[str, str]]:
-    """``(event, data)`` pairs of a server-sent-events body (ORS's ``/create_session``
-    and ``/{env}/call`` answer with these). As the SSE spec says, one space after the
-    colon is dropped, no more: ORS cuts a long result into 4096-character chunks, and a
-    chunk may begin or end with a space of the JSON text."""
-    events: list[tuple[str, str]] = []
-    event, data = "", []
-    for line in [*text.splitlines(), ""]:
-        field, _, value = line.partition(":")
-        value = value.removeprefix(" ")
-        if field == "event":
-            event = value
-        elif field == "data":
-            data.append(value)
-        elif not line and (event or data):
-            events.append((event, "\n".join(data)))
-            event, data = "", []
-    return events
-
-
-async def ors_open(http: Any, report: LoadReport, task: Task) -> tuple[str, list[dict[str, Any]]]:
-    """A new ORS session playing ``task``: its id and the prompt messages."""
-    from rollouts.drivers.ors import ENV_NAME
-
-    minted = await http.post("/create_session")
-    _count(report, minted, "/create_session", body=False)
-    sid = next(data for event, data in sse_events(minted.text) if event == "task_id")
-    headers = {"X-Session-ID": sid}
-    create = {"task_spec": task.to_dict(), "env_name": ENV_NAME}
-    _count(report, await http.post("/create", json=create, headers=headers), "/create")
-    prompt = _count(report, await http.get(f"/{ENV_NAME}/messages", headers=headers), "/messages")
-    messages = [
-        {"role": m["role"], "content": "\n".join(b["text"] for b in m["blocks"])} for m in prompt
-    ]
-    return sid, messages
-
-
-async def ors_call(http: Any, report: LoadReport, sid: str, tool: str, arguments: Any) -> Any:
-    """One ORS tool call; the ``ToolOutput`` as a dict (an error result raises)."""
-    from rollouts.drivers.ors import ENV_NAME
-
-    response = await http.post(
-        f"/{ENV_NAME}/call",
-        json={"name": tool, "input": arguments},
-        headers={"X-Session-ID": sid},
-    )
-    _count(report, response, "/call", body=False)
-    events = sse_events(response.text)
-    chunks = [data for event, data in events if event in ("chunk", "end")]
-    if not events or events[-1][0] != "end":
-        raise RuntimeError(f"/call ended without a result: {response.text[:300]}")
-    result = json.loads("".join(chunks))
-    if not result.get("ok"):
-        raise RuntimeError(f"/call {tool}: {result.get('reason')}: {result.get('error')}")
-    return result["output"]
+    await asyncio.to_thread(_http_episodes, "nemo_gym_tools", url, index, episodes, report, abandon)
 
 
 async def _ors_session(
     url: str, index: int, episodes: int, report: LoadReport, abandon: bool = False
 ) -> None:
-    import httpx
-
-    timed = _Timer(report)
-    player = ScriptedPlayer(DEFAULT_POLICY, seed=index)
-    async with httpx.AsyncClient(base_url=url, timeout=120) as http:
-        for j in range(episodes + int(abandon)):
-            task = task_for(index, j)
-            try:
-                sid, messages = await ors_open(http, report, task)
-                moves: list[dict[str, str]] = []
-                output: dict[str, Any] = {"finished": False}
-                while not output["finished"]:
-                    move = player.move(messages)
-                    moves.append({"move": move})
-                    output = await timed(ors_call(http, report, sid, "make_move", {"move": move}))
-                    text = "\n".join(b["text"] for b in output["blocks"])
-                    messages += [
-                        {"role": "assistant", "content": f"make_move({move})"},
-                        {"role": "tool", "content": text},
-                    ]
-                    if j == episodes:  # abandoned: one call, then silence until the timeout
-                        break
-                if j < episodes:
-                    metadata = output.get("metadata") or {}
-                    check_trajectory(report, task, moves, metadata.get("trajectory"))
-                    deleted = await http.post("/delete", headers={"X-Session-ID": sid})
-                    _count(report, deleted, "/delete")
-                    report.episodes += 1
-            except Exception as exc:
-                report.errors.append(f"ors {task.task_id}: {type(exc).__name__}: {exc}")
+    await asyncio.to_thread(_http_episodes, "ors", url, index, episodes, report, abandon)
 
 
 # --- running ------------------------------------------------------------------------------
@@ -475,13 +403,17 @@ def run_load(
     runner = SESSION_RUNNERS[server]
 
     async def main() -> list[Any]:
+        # Each client is a thread (the sessions are synchronous): room for all at once.
+        asyncio.get_running_loop().set_default_executor(
+            ThreadPoolExecutor(max_workers=sessions + 1, thread_name_prefix="load")
+        )
         start = time.perf_counter()
         await asyncio.gather(*(runner(url, i, episodes, report) for i in range(sessions)))
         report.seconds = time.perf_counter() - start
         # Then one idle game per session, opened at the end so none has timed out yet:
         # OpenEnv: a silent open socket; NeMo Gym: a game stepped once, then left.
         if server == "openenv":
-            return [await _openenv_idle(url, i) for i in range(sessions)]
+            return [_openenv_idle(url, i) for i in range(sessions)]
         idle = LoadReport(server, sessions)
         await asyncio.gather(*(runner(url, i, 0, idle, True) for i in range(sessions)))
         report.errors += idle.errors
@@ -494,13 +426,8 @@ def run_load(
     report.live_after = wait_live(url, report, report.idle_games, 10.0)
     # OpenEnv's reaper wakes every max(timeout / 4, 5) s.
     report.live_after_timeout = wait_live(url, report, 0, idle_timeout + 15.0)
-    if idle_clients:
-
-        async def close_all() -> None:
-            for client in idle_clients:
-                await client.disconnect()
-
-        asyncio.run(close_all())
+    for client in idle_clients:
+        client.close()
     return report
 
 

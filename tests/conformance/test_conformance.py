@@ -29,6 +29,7 @@ from core.games import list_games
 from core.tasks import Task, make_tasks
 from rollouts.drivers import DRIVERS, RolloutRecord, driver_status, get_driver
 from rollouts.drivers.core import CoreDriver
+from rollouts.drivers.sessions import TOOLS
 
 POLICY = "noisy:0.3/minimax:1"
 TASKS_PER_GAME = 2
@@ -48,8 +49,9 @@ BRIDGED_MAX_TURNS = 6
 """Model turns per bridged game: enough for replies, rejections and MCTS answers."""
 NATIVE = list_games()
 GAMES = NATIVE + BRIDGED
-TOOL_DRIVERS = frozenset({"nemo_gym_tools", "openenv_tools", "ors", "trl"})
-"""Drivers whose model moves by ``make_move`` tool call (reference: core's tool mode)."""
+TOOL_DRIVERS = frozenset(name for name in DRIVERS if get_driver(name).mode == TOOLS)
+"""Drivers whose model moves by ``make_move`` tool call (reference: core's tool mode),
+as each driver declares it."""
 NEMO_DRIVERS = frozenset({"nemo_gym", "nemo_gym_tools"})
 UNDER_TEST = [name for name in DRIVERS if name != "core"]
 

@@ -31,9 +31,11 @@ from core.games import list_games
 from core.tasks import Task, make_tasks
 from rollouts.drivers import DRIVERS, RolloutRecord, driver_status, get_driver
 from rollouts.drivers.core import CoreDriver
+from rollouts.drivers.sessions import TOOLS
 
 GAMES = list_games()
-TOOL_DRIVERS = frozenset({"nemo_gym_tools", "openenv_tools", "ors", "trl"})
+TOOL_DRIVERS = frozenset(name for name in DRIVERS if get_driver(name).mode == TOOLS)
+"""Drivers whose model moves by ``make_move`` tool call, as each driver declares it."""
 NEMO_DRIVERS = frozenset({"nemo_gym", "nemo_gym_tools"})
 UNDER_TEST = [name for name in DRIVERS if name != "core"]
 CAP = 2

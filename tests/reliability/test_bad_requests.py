@@ -30,15 +30,15 @@ from reliability_servers import (
 from adapters.nemo_gym.rows import DONE_HEADER, make_row
 from core.episode import Episode
 from core.tasks import Task
+from rollouts.drivers.sessions import ORSWireSession
 from rollouts.evaluation.load import (
     LoadReport,
+    _counter,
     _nemo_session,
     _nemo_tools_session,
     _openenv_session,
     _ors_session,
     nemo_response,
-    ors_call,
-    ors_open,
     sse_events,
 )
 
@@ -480,7 +480,9 @@ def test_ors_odd_calls_step_after_done_expiry_and_storm(
     async def play() -> None:
         report = LoadReport(ORS, 1)
         async with httpx.AsyncClient(base_url=url, timeout=TIMEOUT) as http:
-            sid, _ = await ors_open(http, report, task)
+            played = ORSWireSession(url, on_response=_counter(report), timeout=TIMEOUT)
+            played.open(task)
+            sid = played.sid
             duplicate = await http.post("/create", json=SPEC, headers={"X-Session-ID": sid})
             assert duplicate.status_code == 400 and "already exists" in duplicate.text
             call = {"name": "fly", "input": {}}
@@ -494,11 +496,13 @@ def test_ors_odd_calls_step_after_done_expiry_and_storm(
                 )
                 assert refused.status_code == 422, refused.text[:300]
             # Odd arguments are core's to judge: recorded, penalised, the game goes on...
-            out = await ors_call(http, report, sid, "make_move", {"move": 4})
+            played.call({"move": 4})
+            out = played.output
             assert out["finished"] is False and out["reward"] is None
             assert out["metadata"]["info"]["error"] == "format"
             # ...and the second invalid reply (budget 1) forfeits: the reward comes inline.
-            out = await ors_call(http, report, sid, "make_move", {"square": "4"})
+            played.call({"square": "4"})
+            out = played.output
             assert out["finished"] is True
             replayed = Episode.replay(task, [{"move": 4}, {"square": "4"}])
             assert out["metadata"]["trajectory"] == replayed.to_dict()
@@ -509,10 +513,14 @@ def test_ors_odd_calls_step_after_done_expiry_and_storm(
             )
             assert after["ok"] is False and after["reason"] == "episode_finished"
             # A session left alone (no /ping, no call) is deleted after the idle timeout.
-            idle, _ = await ors_open(http, report, task)
+            left = ORSWireSession(url, on_response=_counter(report), timeout=TIMEOUT)
+            left.open(task)
+            idle = left.sid
             await asyncio.sleep(IDLE_TIMEOUT[ORS] + 2.5)
             gone = await http.post("/ping", headers={"X-Session-ID": idle})
             assert gone.status_code == 404 and "not found" in gone.text
+            played.close()
+            left.close()
         assert report.status_5xx == 0 and report.errors == []
 
     asyncio.run(play())
