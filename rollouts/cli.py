@@ -534,7 +534,7 @@ def _run_eval(args: argparse.Namespace) -> int:
             )
     except RecordFileError as e:
         raise UsageError(str(e)) from None
-    except UsageError:
+    except (UsageError, ImportError):  # an ImportError names the extra: main says it
         raise
     except KeyboardInterrupt as e:
         _err(

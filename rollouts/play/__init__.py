@@ -18,7 +18,7 @@ DEFAULT_PORT = 8765
 
 def add_parser(parser: argparse.ArgumentParser) -> None:
     """play a game against an opponent or a model, watch a model, replay runs (web page)"""
-    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
     parser.add_argument(
         "--port", type=int, default=DEFAULT_PORT, help="default %(default)s; 0 picks a free one"
     )
@@ -88,7 +88,14 @@ def serve(args: argparse.Namespace) -> int:
     try:
         sock.bind((args.host, args.port))
     except OSError as e:
-        print(f"gamebridge play: cannot listen on {args.host}:{args.port}: {e}", file=sys.stderr)
+        import errno
+
+        why = (
+            "the port is busy (another server?); pick another with --port (0 picks a free one)"
+            if e.errno == errno.EADDRINUSE
+            else e.strerror or str(e)
+        )
+        print(f"gamebridge play: cannot listen on {args.host}:{args.port}: {why}", file=sys.stderr)
         return 2
     sock.listen(128)
     port = sock.getsockname()[1]
