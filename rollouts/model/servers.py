@@ -182,9 +182,9 @@ def start_server(
     keep_log = False
     url = f"http://{HOST}:{chosen}{health_url_path}"
     if ANNOUNCE is not None:
+        what = args[2] if args[1:2] == ["-m"] and len(args) > 2 else Path(args[0]).name
         ANNOUNCE(
-            f"started {Path(args[0]).name} {' '.join(args[1:4])}...: waiting up to "
-            f"{timeout:.0f}s for {url} to answer"
+            f"started {what} (pid {process.pid}): waiting up to {timeout:.0f}s for {url} to answer"
         )
     try:
         deadline = time.monotonic() + timeout

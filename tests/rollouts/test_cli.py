@@ -471,3 +471,28 @@ def test_compare_labels_modes_shows_the_tool_reference_and_names_skipped(
     table = text[text.index("win rate") - 400 :]
     assert "core [text]" in table and "core [tools]" in table
     assert text.strip().splitlines()[-1] == "skipped 1 frameworks that cannot run here: nemo_gym"
+
+
+class WatchedDriver(CoreDriver):
+    """The core driver, noting what stderr held when its run began."""
+
+    name = "watched"
+    seen: str = ""
+    capsys: Any = None
+
+    def run(self, tasks, **kw):  # type: ignore[no-untyped-def, override]
+        WatchedDriver.seen = WatchedDriver.capsys.readouterr().err
+        return super().run(tasks, **kw)
+
+
+def test_the_progress_bar_shows_before_the_first_episode(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("tqdm")
+    monkeypatch.setitem(DRIVERS, "watched", f"{__name__}:WatchedDriver")
+    WatchedDriver.capsys = capsys
+    out = tmp_path / "eval.jsonl"
+    argv = ["eval", "--framework", "watched", "-n", "3", "--progress", "--out", str(out)]
+    assert cli.main(argv) == 0
+    assert "watched" in WatchedDriver.seen and "0/3" in WatchedDriver.seen, WatchedDriver.seen
+    assert "3/3" in capsys.readouterr().err
