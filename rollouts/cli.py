@@ -83,6 +83,7 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
             and action.help is not argparse.SUPPRESS
             and action.default is not None
             and action.default is not argparse.SUPPRESS
+            and action.default != ""
             and (action.default is not False or isinstance(action, argparse.BooleanOptionalAction))
             and "default" not in text
         ):

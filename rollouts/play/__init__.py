@@ -39,7 +39,12 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
     )
     term = parser.add_argument_group("terminal mode (--terminal)")
     term.add_argument("--terminal", action="store_true", help="play in the terminal, no browser")
-    term.add_argument("--game", default="tictactoe")
+    term.add_argument(
+        "--game",
+        default="tictactoe",
+        type=_game,
+        help="a game of core.list_games() (connect_four, nim, othello, tictactoe, wordle, ...)",
+    )
     term.add_argument("--side", type=int, default=0, help="your side: 0 moves first")
     term.add_argument(
         "--against",
@@ -50,9 +55,30 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
     term.add_argument("--opponent", choices=("minimax", "random"), default="minimax")
     term.add_argument("--depth", type=int, default=2)
     term.add_argument("--rmp", type=float, default=0.0, help="opponent random-move probability")
-    term.add_argument("--policy", default="minimax:2", help="the scripted model's policy")
+    term.add_argument(
+        "--policy",
+        default="minimax:2",
+        type=_policy,
+        help="the scripted model's policy: random | minimax:D | noisy:P[/minimax:D]",
+    )
     term.add_argument("--seed", type=int, default=0)
     parser.set_defaults(func=run)
+
+
+def _game(text: str) -> str:
+    from core.games import game_arg
+
+    return game_arg(text)
+
+
+def _policy(text: str) -> str:
+    from core.players import Policy
+
+    try:
+        Policy.parse(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return text
 
 
 def run(args: argparse.Namespace) -> int:

@@ -281,6 +281,8 @@ def _bad_inputs(tmp: Path, busy_port: int) -> list[tuple[list[str], str, dict[st
         (["eval", "--game", "chess"], "unknown game 'chess'", {}),
         (["compare", "--game", "chess"], "unknown game 'chess'", {}),
         (["demo", "--games", "tictactoe,chess"], "unknown game 'chess'", {}),
+        (["play", "--terminal", "--game", "chess"], "unknown game 'chess'", {}),
+        (["play", "--terminal", "--policy", "minimax:0"], "minimax depth", {}),
         (["eval", "--framework", "nope"], "skyrl = skyrl_gym", {}),
         (["compare", "--frameworks", "core,nope"], "unknown framework 'nope'", {}),
         (["eval", "--policy", "banana"], "a policy is random | minimax:D", {}),
@@ -402,7 +404,7 @@ def test_every_subcommands_help_shows_its_defaults_and_choices() -> None:
             if not action.option_strings or action.help == argparse.SUPPRESS:
                 continue
             flag = action.option_strings[-1]
-            if action.default not in (None, False, argparse.SUPPRESS) or isinstance(
+            if action.default not in (None, False, "", argparse.SUPPRESS) or isinstance(
                 action, argparse.BooleanOptionalAction
             ):
                 assert f"default: {action.default}" in text or (
