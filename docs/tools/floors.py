@@ -37,7 +37,7 @@ FLOORS: list[tuple[str, str]] = [
     # (floor, dotted prefix of the modules it holds; the longest prefix wins)
     ("core/games", "core.games"),
     ("core", "core"),
-    ("adapters/_*.py (shared)", "adapters._"),
+    ("adapters (shared: _*.py)", "adapters"),
     ("adapters/verifiers", "adapters.verifiers"),
     ("adapters/openenv", "adapters.openenv"),
     ("adapters/nemo_gym", "adapters.nemo_gym"),
@@ -66,11 +66,7 @@ def floor_of(module: str) -> str | None:
     """The floor a dotted module name belongs to (the longest matching prefix)."""
     best: tuple[int, str] | None = None
     for name, prefix in FLOORS:
-        hit = (
-            module.startswith(prefix)
-            if prefix.endswith("_")
-            else module == prefix or module.startswith(prefix + ".")
-        )
+        hit = module == prefix or module.startswith(prefix + ".")
         if hit and (best is None or len(prefix) > best[0]):
             best = (len(prefix), name)
     return best[1] if best else None

@@ -29,6 +29,6 @@ def test_every_project_module_has_a_floor() -> None:
 def test_floor_of_takes_the_longest_prefix() -> None:
     assert floors.floor_of("core.games.othello") == "core/games"
     assert floors.floor_of("core.episode") == "core"
-    assert floors.floor_of("adapters._asgi") == "adapters/_*.py (shared)"
+    assert floors.floor_of("adapters._asgi") == "adapters (shared: _*.py)"
     assert floors.floor_of("rollouts.cli") == "rollouts (cli, the rest)"
     assert floors.floor_of("corex") is None
