@@ -57,11 +57,20 @@ async def refuse(send: Send, status: int, message: str) -> None:
 
 class BodyLimitMiddleware:
     """413 over ``max_body_bytes``, 400 for lone surrogates, on HTTP requests; other
-    scopes go to ``websocket`` (WebSocket) or straight through."""
+    scopes go to ``websocket`` (WebSocket) or straight through. A subclass may
+    override :meth:`refuse` to answer in its own error format."""
+
+    TOO_BIG = "body_too_large"
+    SURROGATE = "lone_surrogate"
+    """The ``code`` handed to :meth:`refuse` for each refusal."""
 
     def __init__(self, app: ASGIApp, max_body_bytes: int) -> None:
         self.app = app
         self.max_body_bytes = max_body_bytes
+
+    async def refuse(self, send: Send, status: int, message: str, code: str) -> None:
+        """Answer a refused request (default: ``{"detail": message}``)."""
+        await refuse(send, status, message)
 
     async def websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
         """A WebSocket connection: passed through (a subclass may filter messages)."""
@@ -78,7 +87,7 @@ class BodyLimitMiddleware:
         too_big = f"request body exceeds the limit of {limit} bytes"
         declared = dict(scope.get("headers") or []).get(b"content-length", b"")
         if declared.isdigit() and int(declared) > limit:
-            await refuse(send, 413, too_big)
+            await self.refuse(send, 413, too_big, self.TOO_BIG)
             return
         chunks: list[bytes] = []
         size, more = 0, True
@@ -89,13 +98,18 @@ class BodyLimitMiddleware:
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > limit:
-                await refuse(send, 413, too_big)
+                await self.refuse(send, 413, too_big, self.TOO_BIG)
                 return
             chunks.append(chunk)
             more = bool(message.get("more_body", False))
         body = b"".join(chunks)
         if has_lone_surrogate(body):
-            await refuse(send, 400, "the JSON body holds a lone UTF-16 surrogate (not Unicode)")
+            await self.refuse(
+                send,
+                400,
+                "the JSON body holds a lone UTF-16 surrogate (not Unicode)",
+                self.SURROGATE,
+            )
             return
         sent = False
 

@@ -6,12 +6,18 @@ plus any listed in :data:`PLUGINS`. Adding one is one line there:
 its arguments to the given ``argparse`` parser and calls
 ``parser.set_defaults(func=run)`` with ``run(args) -> int``. Heavy imports
 belong inside ``run``, so ``gamebridge --help`` stays fast.
+
+The CLI parses and calls: what ``compare``, ``demo`` and ``eval`` run is
+``rollouts.evaluation.compare``. Bad input (an unknown game or framework, a bad
+policy, ``-n 0``, a missing ``--in`` file, a busy port, a missing extra) is one
+line on stderr and exit status 2; a misspelt flag shows its subcommand's usage.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
+import copy
+import errno
 import importlib
 import json
 import os
@@ -20,15 +26,18 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from rollouts.drivers.base import RolloutRecord
-
-if TYPE_CHECKING:
-    from rollouts.evaluation.summary import Divergence
+from rollouts.evaluation.compare import (
+    CompareSettings,
+    choose_frameworks,
+    compare_games,
+    endpoint,
+    make_tasks,
+    run_into_file,
+)
 
 PLUGINS: dict[str, str] = {
     # "name": "module:add_parser"  (one line per extra subcommand)
@@ -44,9 +53,81 @@ DEMO_GAMES = ("tictactoe", "othello")
 DEMO_POLICY = "noisy:0.1/minimax:1"
 """Less noise than compare's default, so that Othello games are played out
 rather than forfeited after four bad replies."""
+FRAMEWORK_ALIASES = {"skyrl": "skyrl_gym"}
+"""Other names a framework goes by (its pip extra): ``--framework skyrl`` runs ``skyrl_gym``."""
+POLICY_HELP = "random | minimax:D | noisy:P[/minimax:D] (D 1..12, P 0..1)"
 
 
-GAME_HELP = "a game of core.list_games(), or openspiel:NAME (e.g. openspiel:hex(board_size=7))"
+def _game_help() -> str:
+    from core import list_games
+
+    return f"{', '.join(list_games())}, or openspiel:NAME (e.g. openspiel:hex(board_size=7))"
+
+
+def _framework_help() -> str:
+    from rollouts.drivers import DRIVERS
+
+    return ", ".join(DRIVERS)
+
+
+# --- the parser: one line for a bad value, the subcommand's usage for a bad flag ------
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Every option's help ends with its default (unless it says one already)."""
+
+    def _format_action(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if (
+            action.option_strings
+            and action.help is not argparse.SUPPRESS
+            and action.default is not None
+            and action.default is not argparse.SUPPRESS
+            and action.default != ""
+            and (action.default is not False or isinstance(action, argparse.BooleanOptionalAction))
+            and "default" not in text
+        ):
+            action = copy.copy(action)
+            action.help = f"{text} (default: %(default)s)".strip()
+        return super()._format_action(action)
+
+
+class _SubParsers(argparse._SubParsersAction):  # type: ignore[type-arg]
+    """Subcommands parsed strictly, so that a misspelt flag is reported with the
+    subcommand's own usage (argparse hands unknown flags up to the top parser,
+    whose usage says nothing about them)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        name, rest = values[0], values[1:]
+        chosen = self._name_parser_map.get(name)
+        if chosen is None:  # argparse's own "invalid choice" error
+            super().__call__(parser, namespace, values, option_string)
+            return
+        if self.dest is not argparse.SUPPRESS:
+            setattr(namespace, self.dest, name)
+        for key, value in vars(chosen.parse_args(rest)).items():
+            setattr(namespace, key, value)
+
+
+class Parser(argparse.ArgumentParser):
+    """``argparse`` with :class:`HelpFormatter`, strict subcommands, and one line
+    (no usage) for a bad value of a flag; other errors show the usage."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
+        self.register("action", "parsers", _SubParsers)
+
+    def error(self, message: str) -> Any:  # -> NoReturn
+        if message.startswith("argument -"):  # a flag's value: the line says it all
+            self.exit(2, f"{self.prog}: error: {message}\n")
+        super().error(message)
 
 
 def _game(text: str) -> str:
@@ -71,20 +152,65 @@ def _games(text: str) -> list[str]:
     return [_game(n.strip()) for n in names if n.strip()]
 
 
+def _framework(text: str) -> str:
+    """``--framework``: a registered driver name (or an alias such as ``skyrl``)."""
+    from rollouts.drivers import DRIVERS
+
+    name = text.strip().replace("-", "_")
+    name = FRAMEWORK_ALIASES.get(name, name)
+    if name not in DRIVERS:
+        aliases = ", ".join(f"{k} = {v}" for k, v in FRAMEWORK_ALIASES.items())
+        raise argparse.ArgumentTypeError(
+            f"unknown framework {text!r}; known: {', '.join(DRIVERS)} ({aliases})"
+        )
+    return name
+
+
+def _frameworks_arg(text: str) -> list[str]:
+    """``--frameworks``: comma-separated, each checked like ``--framework``."""
+    names = [_framework(x) for x in text.split(",") if x.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError("no framework named")
+    return names
+
+
+def _policy(text: str) -> str:
+    """``--policy``: a scripted policy ``core.players.Policy`` can parse."""
+    from core.players import Policy
+
+    try:
+        Policy.parse(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"{e}; a policy is {POLICY_HELP}") from None
+    return text
+
+
+def _at_least(low: int) -> Callable[[str], int]:
+    def check(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, not {value}")
+        return value
+
+    check.__name__ = f"int>={low}"
+    return check
+
+
+_positive = _at_least(1)
+
+
+def _port(text: str) -> int:
+    value = _at_least(0)(text)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0..65535, not {value}")
+    return value
+
+
 def _out(text: str = "") -> None:
     print(text, flush=True)
-
-
-@contextlib.contextmanager
-def _endpoint(base_url: str | None, policy: str, seed: int) -> Iterator[str]:
-    """``base_url`` if given, else an embedded policy server for the block."""
-    if base_url:
-        yield base_url
-        return
-    from rollouts.model.policy_server import serve_in_thread
-
-    with serve_in_thread(policy, seed) as url:
-        yield url
 
 
 def _stamp() -> str:
@@ -173,116 +299,59 @@ def _resume_command(args: argparse.Namespace, out: Path) -> str:
     return shlex.join(["gamebridge", *cleaned, "--resume", "--out", str(out)])
 
 
-@dataclass
-class FileRun:
-    """One framework's run into one records file."""
-
-    records: list[RolloutRecord]
-    """Every task's record by index: earlier finished ones (resume) + this run's."""
-    elapsed: float
-    ran: int
-    stopped: bool
-
-
-def run_into_file(
-    driver: Any,
-    tasks: Sequence[Any],
-    out: Path,
-    header: dict[str, Any],
-    *,
-    resume: bool,
-    stop: threading.Event,
-    base_url: str,
-    model: str,
-    api_key: str | None,
-    concurrency: int,
-    progress: bool,
-    executor: str = "thread",
-    ray_address: str | None = None,
-) -> FileRun:
-    """Run the tasks the file lacks on ``executor`` (``rollouts.drivers.executors``),
-    appending each record as it finishes.
-
-    Raises :class:`UsageError` when ``resume`` finds another run's file."""
-    from rollouts.evaluation.records import RecordWriter, check_unlocked, read_run
-
-    check_unlocked(out)
-    done: dict[int, RolloutRecord] = {}
-    if resume and out.exists() and out.stat().st_size:
-        run = read_run(out)
-        _check_header(out, run.header, header)
-        done = run.finished()
-    elif not resume and out.exists() and out.stat().st_size:
-        keep = out.with_name(out.name + ".prev")
-        out.replace(keep)
-        _err(f"{out} existed: kept as {keep}")
-    todo = [i for i in range(len(tasks)) if i not in done]
-    new: dict[int, RolloutRecord] = {}
-
-    appending = resume and out.exists() and bool(out.stat().st_size)
-    with RecordWriter(out, header, resume=appending) as writer:
-
-        def on_record(i: int, rec: RolloutRecord) -> None:
-            rec.index = todo[i]
-            writer.write(rec)
-            new[rec.index] = rec
-            if rec.error is not None:
-                from rollouts.drivers.base import failure_line
-
-                _err(f"{driver.name}: task #{rec.index} failed: {failure_line(rec.error)}")
-
-        t0 = time.perf_counter()
-        if todo:
-            from rollouts.drivers.executors import run_tasks
-
-            run_tasks(
-                driver,
-                [tasks[i] for i in todo],
-                base_url=base_url,
-                model=model,
-                api_key=api_key,
-                concurrency=concurrency,
-                progress=progress,
-                executor=executor,
-                ray_address=ray_address,
-                on_record=on_record,
-                stop=stop,
-            )
-        elapsed = time.perf_counter() - t0
-    merged = {**done, **new}
-    return FileRun([merged[i] for i in sorted(merged)], elapsed, len(new), stop.is_set())
+def _settings(args: argparse.Namespace) -> CompareSettings:
+    return CompareSettings(
+        n=args.n,
+        seed=args.seed,
+        policy=args.policy,
+        base_url=args.base_url,
+        model=args.model,
+        api_key=args.api_key,
+        concurrency=args.concurrency,
+        progress=args.progress,
+        min_rmp=args.min_rmp,
+        max_rmp=args.max_rmp,
+        executor=args.executor,
+        ray_address=args.ray_address,
+        resume=getattr(args, "resume", False),
+        stop=getattr(args, "stop", None) or threading.Event(),
+        call_policy=_call_policy(args) if hasattr(args, "model_timeout") else None,
+        policy_name=_policy_name(args),
+    )
 
 
-def _check_header(out: Path, found: dict[str, Any] | None, want: dict[str, Any]) -> None:
-    if found is None:
-        raise UsageError(f"cannot resume {out}: it has no gamebridge run header")
-    for key, what in (
-        ("framework", "framework"),
-        ("policy", "policy"),
-        ("tasks_sha256", "tasks"),
-    ):
-        if found.get(key) != want.get(key):
-            detail = (
-                f"{found.get('tasks')} tasks, not {want.get('tasks')} of these"
-                if key == "tasks_sha256"
-                else f"{found.get(key)!r}, not {want.get(key)!r}"
-            )
-            raise UsageError(f"cannot resume {out}: it was made with other {what} ({detail})")
+def _announce_servers() -> None:
+    """Server start-ups say what they wait for (a NeMo Gym start takes a while)."""
+    from rollouts.model import servers
+
+    servers.ANNOUNCE = lambda line: print(f"gamebridge: {line}", file=sys.stderr, flush=True)
+
+
+def _unavailable_framework(name: str) -> str | None:
+    """Why framework ``name`` cannot run here (with what to install), or ``None``."""
+    from rollouts.drivers import driver_status
+
+    ok, why = driver_status(name)
+    if ok:
+        return None
+    line = why.splitlines()[0] if why else "not available here"
+    if "pip install" not in line and "make setup" not in line:
+        extra = {v: k for k, v in FRAMEWORK_ALIASES.items()}.get(name, name.split("_tools")[0])
+        line += f"; install with: pip install -e '.[{extra}]'"
+    return f"framework {name} cannot run here: {line}"
 
 
 # --- serve-policy ---------------------------------------------------------------------
 
 
 def _add_serve(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--policy", type=_policy, default=DEFAULT_EVAL_POLICY, help=POLICY_HELP)
+    p.add_argument("--seed", type=int, default=0, help="the scripted player's seed")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    p.add_argument("--port", type=_port, default=8000, help="port to listen on; 0 picks a free one")
     p.add_argument(
-        "--policy",
-        default=DEFAULT_EVAL_POLICY,
-        help="random | minimax:D | noisy:P[/minimax:D] (default %(default)s)",
+        "--model-name", default=None, help="the id /v1/models reports (default: scripted)"
     )
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8000)
-    p.add_argument("--model-name", default=None, help="the id /v1/models reports")
     p.add_argument(
         "--model-path",
         default=None,
@@ -310,6 +379,7 @@ def _run_serve(args: argparse.Namespace) -> int:
     if args.model_path:
         from rollouts.model.transformers_backend import ModelPathError, TransformersModel
 
+        _err(f"loading the model in {args.model_path} (transformers)")
         try:
             backend = TransformersModel(
                 args.model_path,
@@ -318,16 +388,23 @@ def _run_serve(args: argparse.Namespace) -> int:
                 temperature=args.temperature,
             )
         except (ModelPathError, ValueError) as e:
-            print(f"gamebridge serve-policy: {e}", file=sys.stderr)
-            return 2
-    serve(
-        args.policy,
-        args.seed,
-        host=args.host,
-        port=args.port,
-        model_name=args.model_name or "scripted",
-        backend=backend,
-    )
+            raise UsageError(f"serve-policy: {e}") from None
+    try:
+        serve(
+            args.policy,
+            args.seed,
+            host=args.host,
+            port=args.port,
+            model_name=args.model_name or "scripted",
+            backend=backend,
+        )
+    except OSError as e:
+        if e.errno == errno.EADDRINUSE:
+            raise UsageError(
+                f"port {args.port} on {args.host} is busy (another server?); "
+                "pick another with --port (0 picks a free one)"
+            ) from None
+        raise UsageError(f"cannot listen on {args.host}:{args.port}: {e.strerror or e}") from None
     return 0
 
 
@@ -335,20 +412,21 @@ def _run_serve(args: argparse.Namespace) -> int:
 
 
 def _add_common(p: argparse.ArgumentParser, policy_default: str) -> None:
-    p.add_argument("-n", type=int, default=16, help="number of tasks (default %(default)s)")
+    p.add_argument("-n", type=_positive, default=16, help="number of tasks")
     p.add_argument("--seed", type=int, default=0, help="task and policy seed")
     p.add_argument(
         "--base-url",
         default=None,
         help="OpenAI-compatible endpoint; default: start the embedded policy server",
     )
-    p.add_argument("--model", default="scripted")
+    p.add_argument("--model", default="scripted", help="the model name at --base-url")
     p.add_argument("--api-key", default=None, help="default: $OPENAI_API_KEY")
-    p.add_argument("--concurrency", type=int, default=1)
+    p.add_argument("--concurrency", type=_positive, default=1, help="episodes at once")
     p.add_argument(
         "--policy",
+        type=_policy,
         default=policy_default,
-        help="scripted policy of the embedded server (default %(default)s)",
+        help=f"scripted policy of the embedded server: {POLICY_HELP}",
     )
     p.add_argument("--min-rmp", type=float, default=0.0, help="min opponent random_move_prob")
     p.add_argument("--max-rmp", type=float, default=1.0, help="max opponent random_move_prob")
@@ -357,7 +435,7 @@ def _add_common(p: argparse.ArgumentParser, policy_default: str) -> None:
         "--executor",
         default="thread",
         choices=("thread", "ray"),
-        help="thread: a pool in this process; ray: one Ray task per episode (default %(default)s)",
+        help="thread: a pool in this process; ray: one Ray task per episode",
     )
     p.add_argument(
         "--ray-address",
@@ -374,14 +452,14 @@ def _add_common(p: argparse.ArgumentParser, policy_default: str) -> None:
         "--model-timeout",
         type=float,
         default=120.0,
-        help="seconds per model call attempt, every framework (default %(default)s)",
+        help="seconds per model call attempt, every framework",
     )
     p.add_argument(
         "--model-retries",
         type=int,
         default=4,
         help="retries of a model call after a connection error, timeout, 408/425/429/5xx or "
-        "malformed body (default %(default)s)",
+        "malformed body",
     )
     p.add_argument(
         "--model-backoff",
@@ -404,17 +482,11 @@ def _executor_error(args: argparse.Namespace) -> str | None:
     return None
 
 
-def _make_tasks(game: str, n: int, seed: int, lo: float, hi: float) -> list[Any]:
-    from core.tasks import make_tasks
-
-    return make_tasks(
-        n=n, seed=seed, game=game, min_random_move_prob=lo, max_random_move_prob=hi, num_groups=4
-    )
-
-
 def _add_eval(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--framework", default="core", help="driver name (see rollouts.drivers)")
-    p.add_argument("--game", default="tictactoe", type=_game, help=GAME_HELP)
+    p.add_argument(
+        "--framework", type=_framework, default="core", help=f"one of {_framework_help()}"
+    )
+    p.add_argument("--game", default="tictactoe", type=_game, help=_game_help())
     _add_common(p, DEFAULT_EVAL_POLICY)
     p.add_argument(
         "--out",
@@ -431,23 +503,21 @@ def _run_eval(args: argparse.Namespace) -> int:
     from rollouts.evaluation.records import RecordFileError, run_header, unique_path
     from rollouts.evaluation.summary import format_summary, summarize
 
-    problem = _executor_error(args)
+    problem = _executor_error(args) or _unavailable_framework(args.framework)
     if problem:
         raise UsageError(problem)
     if args.resume and not args.out:
         raise UsageError("--resume needs --out FILE (the records file to complete)")
-    try:
-        driver = get_driver(args.framework)
-    except KeyError as e:
-        raise UsageError(str(e.args[0])) from None
+    driver = get_driver(args.framework)
     driver.call_policy = _call_policy(args)
-    tasks = _make_tasks(args.game, args.n, args.seed, args.min_rmp, args.max_rmp)
+    tasks = make_tasks(args.game, args.n, args.seed, args.min_rmp, args.max_rmp)
     header = run_header(args.framework, tasks, policy=_policy_name(args))
     header.update(game=args.game, seed=args.seed, base_url=args.base_url)
     out = Path(args.out) if args.out else unique_path("runs", f"eval-{args.framework}-{args.game}")
     _out(f"writing records to {out} as episodes finish")
+    _announce_servers()
     try:
-        with Interrupts() as interrupts, _endpoint(args.base_url, args.policy, args.seed) as url:
+        with Interrupts() as interrupts, endpoint(args.base_url, args.policy, args.seed) as url:
             run = run_into_file(
                 driver,
                 tasks,
@@ -465,7 +535,7 @@ def _run_eval(args: argparse.Namespace) -> int:
             )
     except RecordFileError as e:
         raise UsageError(str(e)) from None
-    except UsageError:
+    except (UsageError, ImportError):  # an ImportError names the extra: main says it
         raise
     except KeyboardInterrupt as e:
         _err(
@@ -508,192 +578,29 @@ def _run_eval(args: argparse.Namespace) -> int:
 # --- compare ----------------------------------------------------------------------------
 
 
-def run_compare(
-    game: str,
-    tasks: Sequence[Any],
-    frameworks: Sequence[str],
-    *,
-    base_url: str,
-    model: str,
-    api_key: str | None,
-    concurrency: int,
-    progress: bool,
-    out_dir: Path,
-    resume: bool = False,
-    stop: threading.Event | None = None,
-    policy_name: str = "",
-    call_policy: Any = None,
-    executor: str = "thread",
-    ray_address: str | None = None,
-) -> tuple[dict[str, list[RolloutRecord]], dict[str, Any], list[Divergence], dict[str, str]]:
-    """Run ``tasks`` through each framework (each into ``out_dir/GAME-FW.jsonl`` as
-    episodes finish; ``resume`` completes those files); check identity against the
-    core driver in the matching mode (text or tool calls), which runs here on threads.
-    ``executor``/``ray_address``: where the frameworks' episodes run (``rollouts.drivers.executors``).
-
-    Returns (records by framework, summaries, divergences, failures) where
-    ``failures`` maps a framework that raised, or whose tasks failed, to its error.
-    """
-    from rollouts.drivers import get_driver
-    from rollouts.drivers.base import describe_failure, failure_line
-    from rollouts.drivers.core import CoreDriver
-    from rollouts.evaluation.records import run_header
-    from rollouts.evaluation.summary import check_identity, summarize, trajectory_mode
-
-    stop = stop or threading.Event()
-    records: dict[str, list[RolloutRecord]] = {}
-    summaries: dict[str, Any] = {}
-    failures: dict[str, str] = {}
-    for name in frameworks:
-        if stop.is_set():
-            break
-        out = out_dir / f"{game}-{name}.jsonl"
-        try:
-            driver = get_driver(name)
-            if call_policy is not None:
-                driver.call_policy = call_policy
-            header = run_header(name, tasks, policy=policy_name)
-            header.update(game=game)
-            run = run_into_file(
-                driver,
-                tasks,
-                out,
-                header,
-                resume=resume,
-                stop=stop,
-                base_url=base_url,
-                model=model,
-                api_key=api_key,
-                concurrency=concurrency,
-                progress=progress,
-                executor=executor,
-                ray_address=ray_address,
-            )
-        except UsageError:
-            raise
-        except Exception as e:  # one framework's failure is reported, not fatal
-            failures[name] = failure_line(describe_failure(e))
-            _out(f"  {name:10s} FAILED: {failures[name][:300]}")
-            continue
-        records[name] = run.records
-        summaries[name] = summarize(run.records, elapsed=run.elapsed)
-        failed = [r for r in run.records if r.error is not None]
-        if failed:
-            failures[name] = (
-                f"{len(failed)} of {len(tasks)} tasks failed; first: "
-                f"task #{failed[0].index}: {failure_line(failed[0].error or {})}"
-            )
-        _out(f"  {name:10s} {len(run.records)} episodes ({run.ran} run now) in {run.elapsed:.2f}s")
-    references: dict[str, list[RolloutRecord]] = {}
-    modes = {
-        trajectory_mode(r.trajectory) for recs in records.values() for r in recs if r.error is None
-    }
-    for mode in sorted(modes):
-        if mode == "text" and "core" in records and not any(r.error for r in records["core"]):
-            references[mode] = records["core"]
-            continue
-        references[mode] = CoreDriver(use_tools=mode == "tools").run(
-            tasks, base_url=base_url, model=model, api_key=api_key, concurrency=concurrency
-        )
-    divergences = check_identity(records, references) if records else []
-    return records, summaries, divergences, failures
-
-
 def _add_compare(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--game", default="tictactoe", type=_game, help=GAME_HELP)
+    p.add_argument("--game", default="tictactoe", type=_game, help=_game_help())
     p.add_argument(
         "--frameworks",
+        type=_frameworks_arg,
         default=None,
-        help="comma-separated driver names (default: every available driver)",
+        help=f"comma-separated, of {_framework_help()} (default: every one that can run here; "
+        "the others are named with the reason)",
     )
     _add_common(p, DEFAULT_COMPARE_POLICY)
     p.add_argument("--out", default=None, help="output directory (default runs/compare-TIME-PID-N)")
     p.set_defaults(func=_run_compare)
 
 
-def _frameworks(arg: str | None) -> list[str]:
-    from rollouts.drivers import DRIVERS, available_drivers
-
-    if arg:
-        names = [x.strip() for x in arg.split(",") if x.strip()]
-        unknown = [x for x in names if x not in DRIVERS]
-        if unknown:
-            raise SystemExit(f"unknown frameworks {unknown}; known: {', '.join(DRIVERS)}")
-        return names
-    return available_drivers()
-
-
-def compare_games(
-    games: Sequence[str],
-    frameworks: Sequence[str],
-    args: argparse.Namespace,
-    out_dir: Path,
-    *,
-    title: str,
-) -> tuple[int, list[str]]:
-    """Compare over several games; write the report. Returns (exit code, verdict lines)."""
-    from rollouts.evaluation.report import GameSection, write_report
-    from rollouts.evaluation.summary import format_comparison
-
-    sections = []
-    problems: list[str] = []
-    stop = getattr(args, "stop", None) or threading.Event()
-    with _endpoint(args.base_url, args.policy, args.seed) as url:
-        for game in games:
-            tasks = _make_tasks(game, args.n, args.seed, args.min_rmp, args.max_rmp)
-            _out(f"{game}: {len(tasks)} tasks x {len(frameworks)} frameworks")
-            records, summaries, divergences, failures = run_compare(
-                game,
-                tasks,
-                frameworks,
-                base_url=url,
-                model=args.model,
-                api_key=args.api_key,
-                concurrency=args.concurrency,
-                progress=args.progress,
-                out_dir=out_dir,
-                executor=getattr(args, "executor", "thread"),
-                ray_address=getattr(args, "ray_address", None),
-                resume=getattr(args, "resume", False),
-                stop=stop,
-                policy_name=_policy_name(args),
-                call_policy=_call_policy(args) if hasattr(args, "model_timeout") else None,
-            )
-            if stop.is_set():
-                break
-            if summaries:
-                _out(format_comparison(summaries))
-            for d in divergences:
-                problems.append(f"DIVERGENT: {game}: {d.describe()}")
-            for name, err in failures.items():
-                problems.append(f"FAILED: {game}: {name}: {err[:300]}")
-            finished = {k: [r for r in v if r.error is None] for k, v in records.items()}
-            sections.append(GameSection(game, finished, summaries, divergences))
-    ran = sorted({n for s in sections for n in s.records})
-    if problems:
-        verdict = (
-            problems[0] if len(problems) == 1 else f"{problems[0]} (+{len(problems) - 1} more)"
-        )
-    else:
-        verdict = f"IDENTICAL across {len(ran)} frameworks ({', '.join(ran)})"
-    report = write_report(
-        out_dir / "report.html",
-        sections,
-        title=title,
-        verdict=verdict,
-        verdict_ok=not problems,
-        meta={
-            "games": ", ".join(games),
-            "tasks per game": args.n,
-            "policy": args.policy if not args.base_url else args.model,
-            "seed": args.seed,
-        },
-    )
-    for line in problems:
-        _out(line)
-    _out(f"report: {report.resolve()}")
-    _out(verdict)
-    return (1 if problems else 0), [verdict, *problems]
+def _chosen_frameworks(args: argparse.Namespace) -> tuple[list[str], dict[str, str]]:
+    """The frameworks to run and those skipped (with why); asked-for ones that
+    cannot run are a usage error."""
+    if args.frameworks:
+        for name in args.frameworks:
+            problem = _unavailable_framework(name)
+            if problem:
+                raise UsageError(problem)
+    return choose_frameworks(args.frameworks)
 
 
 def _run_compare(args: argparse.Namespace) -> int:
@@ -705,13 +612,19 @@ def _run_compare(args: argparse.Namespace) -> int:
 
     if args.resume and not args.out:
         raise UsageError("--resume needs --out DIR (the compare directory to complete)")
-    frameworks = _frameworks(args.frameworks)
+    frameworks, skipped = _chosen_frameworks(args)
     out_dir = Path(args.out) if args.out else unique_path("runs", "compare", suffix="")
+    _announce_servers()
     try:
         with Interrupts() as interrupts:
             args.stop = interrupts.stop
             code, _ = compare_games(
-                [args.game], frameworks, args, out_dir, title=f"gamebridge compare: {args.game}"
+                [args.game],
+                frameworks,
+                _settings(args),
+                out_dir,
+                title=f"gamebridge compare: {args.game}",
+                skipped=skipped,
             )
     except RecordFileError as e:
         raise UsageError(str(e)) from None
@@ -739,14 +652,24 @@ def _add_export(p: argparse.ArgumentParser) -> None:
 
 
 def _run_export(args: argparse.Namespace) -> int:
-    from rollouts.evaluation.export import export_dataset, parse_keep, read_records
+    from rollouts.evaluation.export import ExportError, export_dataset, parse_keep, read_records
+    from rollouts.evaluation.records import read_run
 
     try:
         keep = parse_keep(args.keep)
     except ValueError as e:
-        raise SystemExit(str(e)) from e
-    records = read_records(args.inp)
-    out, rows, saved = export_dataset(records, args.out, keep)
+        raise UsageError(str(e)) from None
+    path = Path(args.inp)
+    if not path.is_file():
+        raise UsageError(f"--in {path}: no such file")
+    try:
+        run = read_run(path, warn=False)
+        if not run.records and not run.unindexed:
+            raise ValueError("no rollout records in it (expected gamebridge eval/compare JSONL)")
+        records = read_records(path)
+        out, rows, saved = export_dataset(records, args.out, keep)
+    except (ExportError, OSError, ValueError, TypeError, KeyError) as e:
+        raise UsageError(f"--in {path}: {e}") from None
     _out(f"kept {rows} of {len(records)} episodes ({', '.join(sorted(keep))})")
     _out(
         f"wrote {out / 'data.jsonl'}"
@@ -759,12 +682,22 @@ def _run_export(args: argparse.Namespace) -> int:
 
 
 def _add_demo(p: argparse.ArgumentParser) -> None:
-    p.add_argument("-n", type=int, default=8, help="tasks per game (default %(default)s)")
-    p.add_argument("--games", default=",".join(DEMO_GAMES), type=_games, help=GAME_HELP)
-    p.add_argument("--frameworks", default=None, help="default: every available driver")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--policy", default=DEMO_POLICY, help="default %(default)s")
-    p.add_argument("--concurrency", type=int, default=2)
+    p.add_argument("-n", type=_positive, default=8, help="tasks per game")
+    p.add_argument(
+        "--games",
+        default=",".join(DEMO_GAMES),
+        type=_games,
+        help=f"comma-separated: {_game_help()}",
+    )
+    p.add_argument(
+        "--frameworks",
+        type=_frameworks_arg,
+        default=None,
+        help=f"comma-separated, of {_framework_help()} (default: every one that can run here)",
+    )
+    p.add_argument("--seed", type=int, default=0, help="task and policy seed")
+    p.add_argument("--policy", type=_policy, default=DEMO_POLICY, help=POLICY_HELP)
+    p.add_argument("--concurrency", type=_positive, default=2, help="episodes at once")
     p.add_argument("--out", default=None, help="output directory (default runs/demo-TIME)")
     p.set_defaults(
         func=_run_demo,
@@ -780,25 +713,17 @@ def _add_demo(p: argparse.ArgumentParser) -> None:
 
 
 def _run_demo(args: argparse.Namespace) -> int:
-    from rollouts.drivers import DRIVERS, driver_status
-
-    if args.frameworks:
-        frameworks = _frameworks(args.frameworks)
-    else:
-        frameworks = []
-        for name in DRIVERS:
-            ok, why = driver_status(name)
-            if ok:
-                frameworks.append(name)
-            else:
-                _out(f"skipping {name}: {why[:200]}")
+    frameworks, skipped = _chosen_frameworks(args)
     games: list[str] = args.games
     out_dir = Path(args.out) if args.out else _unique_dir("demo")
     _out(
         f"demo: {', '.join(games)} x {args.n} tasks over {', '.join(frameworks)} "
         f"(embedded policy server, {args.policy})"
     )
-    code, _ = compare_games(games, frameworks, args, out_dir, title="gamebridge demo")
+    _announce_servers()
+    code, _ = compare_games(
+        games, frameworks, _settings(args), out_dir, title="gamebridge demo", skipped=skipped
+    )
     return code
 
 
@@ -814,7 +739,7 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="gamebridge",
         description="gamebridge: board-game rollouts through every RL environment framework.",
     )
@@ -826,7 +751,8 @@ def build_parser() -> argparse.ArgumentParser:
         try:
             add_parser = getattr(importlib.import_module(module), attr)
         except (ImportError, AttributeError) as e:
-            broken = sub.add_parser(name, help=f"(unavailable: {e})")
+            broken = sub.add_parser(name, help=f"(unavailable: {_first_line(e)})")
+            broken.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
             broken.set_defaults(func=lambda _a, e=e: _unavailable(e))
             continue
         doc = (getattr(add_parser, "__doc__", None) or name).strip().splitlines()[0]
@@ -834,8 +760,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _first_line(e: BaseException) -> str:
+    return (str(e).strip().splitlines() or [type(e).__name__])[0]
+
+
 def _unavailable(e: Exception) -> int:
-    print(f"gamebridge: this command is unavailable here: {e}", file=sys.stderr)
+    _err(f"this command is unavailable here: {_first_line(e)}")
     return 2
 
 
@@ -849,6 +779,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = args.func(args)
     except UsageError as e:
         _err(str(e))
+        return 2
+    except ImportError as e:  # a missing extra: its message names what to install
+        _err(_first_line(e))
         return 2
     if args.hard_exit is not None and threading.active_count() > 1 and _is_console():
         # Stopped now: episodes still running in worker threads are abandoned (their

@@ -33,7 +33,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,6 +76,11 @@ class RunningServer:
     def log_tail(self, max_chars: int = 4000) -> str:
         """The end of the server's combined stdout/stderr."""
         return _tail(self.log_path, max_chars)
+
+
+ANNOUNCE: Callable[[str], None] | None = None
+"""Told one line when a server starts and what it waits for (the CLI sets it to
+print to stderr, so a long start-up shows life; ``None``: silent, as in tests)."""
 
 
 def free_port(host: str = HOST) -> int:
@@ -176,6 +181,11 @@ def start_server(
     server = RunningServer(process=process, port=chosen, log_path=log_path, lifeline=write_end)
     keep_log = False
     url = f"http://{HOST}:{chosen}{health_url_path}"
+    if ANNOUNCE is not None:
+        what = args[2] if args[1:2] == ["-m"] and len(args) > 2 else Path(args[0]).name
+        ANNOUNCE(
+            f"started {what} (pid {process.pid}): waiting up to {timeout:.0f}s for {url} to answer"
+        )
     try:
         deadline = time.monotonic() + timeout
         delay = 0.05

@@ -18,7 +18,7 @@ DEFAULT_PORT = 8765
 
 def add_parser(parser: argparse.ArgumentParser) -> None:
     """play a game against an opponent or a model, watch a model, replay runs (web page)"""
-    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
     parser.add_argument(
         "--port", type=int, default=DEFAULT_PORT, help="default %(default)s; 0 picks a free one"
     )
@@ -39,7 +39,12 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
     )
     term = parser.add_argument_group("terminal mode (--terminal)")
     term.add_argument("--terminal", action="store_true", help="play in the terminal, no browser")
-    term.add_argument("--game", default="tictactoe")
+    term.add_argument(
+        "--game",
+        default="tictactoe",
+        type=_game,
+        help="a game of core.list_games() (connect_four, nim, othello, tictactoe, wordle, ...)",
+    )
     term.add_argument("--side", type=int, default=0, help="your side: 0 moves first")
     term.add_argument(
         "--against",
@@ -50,9 +55,30 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
     term.add_argument("--opponent", choices=("minimax", "random"), default="minimax")
     term.add_argument("--depth", type=int, default=2)
     term.add_argument("--rmp", type=float, default=0.0, help="opponent random-move probability")
-    term.add_argument("--policy", default="minimax:2", help="the scripted model's policy")
+    term.add_argument(
+        "--policy",
+        default="minimax:2",
+        type=_policy,
+        help="the scripted model's policy: random | minimax:D | noisy:P[/minimax:D]",
+    )
     term.add_argument("--seed", type=int, default=0)
     parser.set_defaults(func=run)
+
+
+def _game(text: str) -> str:
+    from core.games import game_arg
+
+    return game_arg(text)
+
+
+def _policy(text: str) -> str:
+    from core.players import Policy
+
+    try:
+        Policy.parse(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return text
 
 
 def run(args: argparse.Namespace) -> int:
@@ -88,7 +114,14 @@ def serve(args: argparse.Namespace) -> int:
     try:
         sock.bind((args.host, args.port))
     except OSError as e:
-        print(f"gamebridge play: cannot listen on {args.host}:{args.port}: {e}", file=sys.stderr)
+        import errno
+
+        why = (
+            "the port is busy (another server?); pick another with --port (0 picks a free one)"
+            if e.errno == errno.EADDRINUSE
+            else e.strerror or str(e)
+        )
+        print(f"gamebridge play: cannot listen on {args.host}:{args.port}: {why}", file=sys.stderr)
         return 2
     sock.listen(128)
     port = sock.getsockname()[1]

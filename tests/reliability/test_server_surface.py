@@ -51,6 +51,9 @@ SERVER_MODULES = [
     "adapters/ors/server.py",
     "adapters/ors/__main__.py",
     "rollouts/model/policy_server.py",
+    "rollouts/model/openai_wire.py",
+    "rollouts/model/chat_api.py",
+    "rollouts/model/responses_api.py",
 ]
 FORBIDDEN_NAMES = {"eval", "exec", "compile", "open", "__import__", "breakpoint"}
 """Builtins that run code or open files."""

@@ -3,8 +3,17 @@ core driver's records against an offline replay."""
 
 from __future__ import annotations
 
+import argparse
+import importlib.util
 import json
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -177,8 +186,7 @@ def test_export_keeps_wins_and_draws(tmp_path: Path, capsys: pytest.CaptureFixtu
     datasets = pytest.importorskip("datasets")
     ds = datasets.load_from_disk(str(out))
     assert len(ds) == len(rows) and ds[0]["messages"][0]["role"] == "system"
-    with pytest.raises(SystemExit):
-        cli.main(["export", "--keep", "victories", "--in", str(runs), "--out", str(out)])
+    assert cli.main(["export", "--keep", "victories", "--in", str(runs), "--out", str(out)]) == 2
 
 
 def test_export_conversation_is_what_the_model_saw(play) -> None:  # type: ignore[no-untyped-def]
@@ -236,24 +244,184 @@ def test_serve_policy_subprocess() -> None:
     assert srv.process.returncode is not None
 
 
-@pytest.mark.parametrize(
-    ("game", "why"),
-    [
-        ("chess", "unknown game 'chess'"),
-        ("openspiel:nope", "unknown OpenSpiel game 'nope'"),
-        ("openspiel:backgammon", "has chance events"),
-    ],
+ENTRY = (
+    "import sys; [sys.modules.__setitem__(m, None) for m in sys.argv[1].split(',') if m]; "
+    "from rollouts.cli import main; sys.argv = ['gamebridge', *sys.argv[2:]]; sys.exit(main())"
 )
-def test_a_bad_game_exits_2_with_one_line(
-    game: str, why: str, capsys: pytest.CaptureFixture[str]
+"""The ``gamebridge`` console script's entry point (``rollouts.cli:main``), with the
+modules named in its first argument made unimportable (a missing extra)."""
+
+
+def _gamebridge(
+    argv: list[str], *, block: str = "", env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", ENTRY, block, *argv],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, **(env or {})},
+        cwd=Path(__file__).resolve().parents[2],
+    )
+
+
+NO_NEMO = {"GAMEBRIDGE_NEMO_PYTHON": "/nonexistent/.venv-nemo/bin/python"}
+
+
+def _bad_inputs(tmp: Path, busy_port: int) -> list[tuple[list[str], str, dict[str, Any]]]:
+    """Every documented bad input: (argv, what the one line says, how to run it)."""
+    malformed = tmp / "malformed.jsonl"
+    malformed.write_text("not json\nnor this\n")
+    garbage = tmp / "garbage.jsonl"
+    garbage.write_text("hello")
+    empty = tmp / "empty.jsonl"
+    empty.write_text("")
+    out = str(tmp / "out")
+    cases: list[tuple[list[str], str, dict[str, Any]]] = [
+        (["eval", "--game", "chess"], "unknown game 'chess'", {}),
+        (["compare", "--game", "chess"], "unknown game 'chess'", {}),
+        (["demo", "--games", "tictactoe,chess"], "unknown game 'chess'", {}),
+        (["play", "--terminal", "--game", "chess"], "unknown game 'chess'", {}),
+        (["play", "--terminal", "--policy", "minimax:0"], "minimax depth", {}),
+        (["eval", "--framework", "nope"], "skyrl = skyrl_gym", {}),
+        (["compare", "--frameworks", "core,nope"], "unknown framework 'nope'", {}),
+        (["eval", "--policy", "banana"], "a policy is random | minimax:D", {}),
+        (["eval", "--policy", "minimax:99"], "minimax depth must be in 1..12", {}),
+        (["serve-policy", "--policy", "noisy:2"], "noise must be in [0, 1]", {}),
+        (["eval", "-n", "0"], "argument -n: must be at least 1, not 0", {}),
+        (["compare", "-n", "-3"], "must be at least 1", {}),
+        (["demo", "-n", "zero"], "'zero' is not a whole number", {}),
+        (["eval", "--concurrency", "0"], "must be at least 1", {}),
+        (["export", "--in", str(tmp / "missing.jsonl"), "--out", out], "no such file", {}),
+        (["export", "--in", str(malformed), "--out", out], "not a rollout record", {}),
+        (["export", "--in", str(garbage), "--out", out], "no rollout records", {}),
+        (["export", "--in", str(empty), "--out", out], "no rollout records", {}),
+        (["export", "--in", str(tmp), "--out", out], "no such file", {}),
+        (["export", "--in", str(empty), "--out", out, "--keep", "victories"], "--keep", {}),
+        (["eval", "--resume"], "--resume needs --out", {}),
+        (["serve-policy", "--port", str(busy_port)], f"port {busy_port} on 127.0.0.1 is busy", {}),
+        (["serve-policy", "--port", "70000"], "a port is 0..65535", {}),
+        (["play", "--port", str(busy_port)], "busy", {}),
+        (
+            ["eval", "--framework", "verifiers"],
+            "pip install -e '.[verifiers]'",
+            {"block": "verifiers"},
+        ),
+        (["eval", "--framework", "openenv"], "pip install -e '.[openenv]'", {"block": "openenv"}),
+        (["eval", "--framework", "skyrl"], "pip install -e '.[skyrl]'", {"block": "skyrl_gym"}),
+        (["compare", "--frameworks", "gem"], "pip install -e '.[gem]'", {"block": "gem"}),
+        (["eval", "--executor", "ray"], "pip install -e '.[ray]'", {"block": "ray"}),
+        (["eval", "-n", "1"], "pip install -e '.[rollouts]'", {"block": "fastapi"}),
+        (["train", "grpo", "--model", "m"], "pip install -e '.[trl]'", {"block": "trl"}),
+        (["eval", "--framework", "nemo_gym"], "make setup-nemo", {"env": NO_NEMO}),
+        (["compare", "--frameworks", "nemo_gym_tools"], "make setup-nemo", {"env": NO_NEMO}),
+    ]
+    if importlib.util.find_spec("pyspiel") is not None:
+        cases += [
+            (["eval", "--game", "openspiel:nope"], "unknown OpenSpiel game 'nope'", {}),
+            (["eval", "--game", "openspiel:backgammon"], "has chance events", {}),
+        ]
+    else:
+        cases.append((["eval", "--game", "openspiel:hex"], "[openspiel]", {}))
+    return cases
+
+
+def test_every_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    """Each documented bad input, through the CLI as a subprocess: exit status 2,
+    exactly one line on stderr saying what is wrong, no traceback."""
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        cases = _bad_inputs(tmp_path, busy.getsockname()[1])
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            runs = list(pool.map(lambda c: _gamebridge(c[0], **c[2]), cases))
+    problems = []
+    for (argv, says, how), run in zip(cases, runs, strict=True):
+        lines = run.stderr.strip().splitlines()
+        if (
+            run.returncode != 2
+            or len(lines) != 1
+            or says not in run.stderr
+            or "Traceback" in (run.stderr + run.stdout)
+        ):
+            problems.append(
+                f"gamebridge {' '.join(argv)} {how}: exit {run.returncode}\n{run.stderr}"
+            )
+    assert not problems, "\n\n".join(problems)
+
+
+def test_framework_aliases() -> None:
+    """The pip extra's name runs its driver: ``skyrl`` is ``skyrl_gym``."""
+    assert cli._framework("skyrl") == "skyrl_gym"
+    assert cli._framework("nemo-gym") == "nemo_gym"
+    args = cli.build_parser().parse_args(["eval", "--framework", "skyrl"])
+    assert args.framework == "skyrl_gym"
+
+
+@pytest.mark.parametrize(
+    "argv", [["eval", "--gmae", "x"], ["train", "recipe", "--quik"], ["play", "--prot", "1"]]
+)
+def test_a_misspelt_flag_shows_the_subcommands_usage(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    pytest.importorskip("pyspiel")
     with pytest.raises(SystemExit) as exc:
-        cli.main(["eval", "--framework", "core", "--game", game, "-n", "1"])
+        cli.main(argv)
     assert exc.value.code == 2
     err = capsys.readouterr().err
-    assert why in err and "Traceback" not in err
-    assert err.strip().splitlines()[-1].startswith("gamebridge eval: error: argument --game:")
+    prog = "gamebridge " + " ".join(a for a in argv if not a.startswith("-") and a != "x")
+    prog = prog.removesuffix(" 1")
+    assert err.startswith(f"usage: {prog} [-h]"), err
+    assert (
+        err.strip().splitlines()[-1]
+        == f"{prog}: error: unrecognized arguments: {' '.join(argv[len(prog.split()) - 1 :])}"
+    )
+
+
+def _subcommands(
+    parser: argparse.ArgumentParser, path: tuple[str, ...] = ()
+) -> Iterator[tuple[tuple[str, ...], argparse.ArgumentParser]]:
+    found = False
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            found = True
+            for name, sub in action.choices.items():
+                yield from _subcommands(sub, (*path, name))
+    if not found:
+        yield path, parser
+
+
+def test_every_subcommands_help_shows_its_defaults_and_choices() -> None:
+    """``--help`` of every subcommand (``train grpo|sft|recipe`` too) names each
+    flag's default and choices; the games, frameworks and policies are listed."""
+    from core import list_games
+    from rollouts.drivers import DRIVERS
+
+    seen = set()
+    for path, parser in _subcommands(cli.build_parser()):
+        seen.add(" ".join(path))
+        text = " ".join(parser.format_help().split())
+        for action in parser._actions:
+            if not action.option_strings or action.help == argparse.SUPPRESS:
+                continue
+            flag = action.option_strings[-1]
+            if action.default not in (None, False, "", argparse.SUPPRESS) or isinstance(
+                action, argparse.BooleanOptionalAction
+            ):
+                assert f"default: {action.default}" in text or (
+                    f"default {action.default}" in text
+                ), f"gamebridge {' '.join(path)} --help: {flag} hides its default"
+            for choice in action.choices or ():
+                assert str(choice) in text, f"gamebridge {' '.join(path)}: {flag} hides {choice}"
+            if action.dest in ("game", "games") and path[0] in ("eval", "compare", "demo"):
+                assert all(g in text for g in list_games()), path
+            if action.dest in ("framework", "frameworks"):
+                assert all(d in text for d in DRIVERS), path
+            if action.dest == "policy" and path[0] in ("eval", "compare", "demo", "serve-policy"):
+                assert "minimax:D" in text and "noisy:P" in text, path
+        if path and path[0] in ("serve-policy", "play"):
+            assert "default: 127.0.0.1" in text and "--port" in text, path
+    assert {"eval", "compare", "demo", "export", "serve-policy", "play"} <= seen
+    assert {"train grpo", "train sft", "train recipe"} <= seen
 
 
 def test_eval_plays_a_bridged_openspiel_game(
@@ -268,3 +436,65 @@ def test_eval_plays_a_bridged_openspiel_game(
     assert {r.task["opponent"] for r in records} == {"mcts"}
     assert all(r.trajectory["result"] in ("win", "loss", "draw") for r in records)
     assert "win rate" in capsys.readouterr().out
+
+
+class ToolsDriver(CoreDriver):
+    """The core driver in tool mode, registered under another name."""
+
+    name = "coretools"
+
+    def __init__(self) -> None:
+        super().__init__(use_tools=True)
+
+
+def test_compare_labels_modes_shows_the_tool_reference_and_names_skipped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rollouts.evaluation.compare import CompareSettings, choose_frameworks, compare_games
+
+    monkeypatch.setenv("GAMEBRIDGE_NEMO_PYTHON", str(tmp_path / "no-venv-nemo" / "python"))
+    chosen, skipped = choose_frameworks(None)
+    assert "nemo_gym" not in chosen and "make setup-nemo" in skipped["nemo_gym"]
+    assert "core" in chosen
+    monkeypatch.setitem(DRIVERS, "coretools", f"{__name__}:ToolsDriver")
+    code, verdict = compare_games(
+        ["tictactoe"],
+        ["core", "coretools"],
+        CompareSettings(n=3, seed=0, policy="minimax:1"),
+        tmp_path,
+        title="t",
+        skipped={"nemo_gym": skipped["nemo_gym"]},
+    )
+    text = capsys.readouterr().out
+    assert code == 0 and verdict[0] == "IDENTICAL across 2 frameworks (core, coretools)"
+    assert text.startswith(f"skipping nemo_gym: {skipped['nemo_gym']}")
+    assert "core [text]" in text and "coretools [tools]" in text
+    assert "core [tools]" in text and "(the tool-mode reference)" in text
+    table = text[text.index("win rate") - 400 :]
+    assert "core [text]" in table and "core [tools]" in table
+    assert text.strip().splitlines()[-1] == "skipped 1 frameworks that cannot run here: nemo_gym"
+
+
+class WatchedDriver(CoreDriver):
+    """The core driver, noting what stderr held when its run began."""
+
+    name = "watched"
+    seen: str = ""
+    capsys: Any = None
+
+    def run(self, tasks, **kw):  # type: ignore[no-untyped-def, override]
+        WatchedDriver.seen = WatchedDriver.capsys.readouterr().err
+        return super().run(tasks, **kw)
+
+
+def test_the_progress_bar_shows_before_the_first_episode(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("tqdm")
+    monkeypatch.setitem(DRIVERS, "watched", f"{__name__}:WatchedDriver")
+    WatchedDriver.capsys = capsys
+    out = tmp_path / "eval.jsonl"
+    argv = ["eval", "--framework", "watched", "-n", "3", "--progress", "--out", str(out)]
+    assert cli.main(argv) == 0
+    assert "watched" in WatchedDriver.seen and "0/3" in WatchedDriver.seen, WatchedDriver.seen
+    assert "3/3" in capsys.readouterr().err

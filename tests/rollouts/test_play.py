@@ -257,7 +257,9 @@ def test_cli_play_help_and_bad_setup(capsys: Any) -> None:
         main(["play", "--help"])
     assert e.value.code == 0
     assert "--terminal" in capsys.readouterr().out
-    assert main(["play", "--terminal", "--game", "chess"]) == 2
+    with pytest.raises(SystemExit) as e:  # checked while parsing, as eval's --game
+        main(["play", "--terminal", "--game", "chess"])
+    assert e.value.code == 2
     assert main(["play", "--base-url", "http://127.0.0.1:9/v1"]) == 2
 
 

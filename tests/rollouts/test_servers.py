@@ -176,3 +176,18 @@ def test_error_inside_block_carries_server_log(tmp_path) -> None:
     assert "config xyz loaded" in notes
     assert srv.log_path.exists()
     srv.log_path.unlink()
+
+
+def test_a_server_start_says_what_it_waits_for(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With ``ANNOUNCE`` set (the CLI sets it), a start-up says, before the wait,
+    which server started and which URL it waits for."""
+    from rollouts.model import servers
+
+    said: list[str] = []
+    monkeypatch.setattr(servers, "ANNOUNCE", said.append)
+    argv = ["python", "-m", "http.server", "--bind", "127.0.0.1", "{port}"]
+    with start_server(argv, "/", cwd=tmp_path, timeout=60) as srv:
+        assert said == [
+            f"started http.server (pid {srv.process.pid}): waiting up to 60s for "
+            f"http://127.0.0.1:{srv.port}/ to answer"
+        ]

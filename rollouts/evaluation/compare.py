@@ -1,0 +1,439 @@
+"""Run the same tasks through several frameworks and check that they agree.
+
+``gamebridge compare`` and ``gamebridge demo`` parse their flags and call
+:func:`compare_games`; ``gamebridge eval`` calls :func:`run_into_file`. Every
+framework is labelled with its mode (``text``: replies with ``<move>`` tags;
+``tools``: ``make_move`` tool calls) and checked against the core driver in the
+same mode (``core [tools]`` is run here as the tool-mode reference).
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rollouts.drivers.base import RolloutRecord
+
+if TYPE_CHECKING:
+    from rollouts.evaluation.summary import Divergence
+
+
+def _out(text: str = "") -> None:
+    print(text, flush=True)
+
+
+def _err(text: str) -> None:
+    print(f"gamebridge: {text}", file=sys.stderr, flush=True)
+
+
+@contextmanager
+def endpoint(base_url: str | None, policy: str, seed: int) -> Iterator[str]:
+    """``base_url`` if given, else an embedded policy server for the block."""
+    if base_url:
+        yield base_url
+        return
+    from rollouts.model.policy_server import serve_in_thread
+
+    _out(f"starting the embedded policy server ({policy}, seed {seed})")
+    with serve_in_thread(policy, seed) as url:
+        yield url
+
+
+def make_tasks(game: str, n: int, seed: int, lo: float, hi: float) -> list[Any]:
+    from core.tasks import make_tasks as make
+
+    return make(
+        n=n, seed=seed, game=game, min_random_move_prob=lo, max_random_move_prob=hi, num_groups=4
+    )
+
+
+def choose_frameworks(names: Sequence[str] | None) -> tuple[list[str], dict[str, str]]:
+    """``(frameworks to run, {skipped framework: why})``: ``names`` as given, or
+    (``None``) every registered driver that can run here."""
+    from rollouts.drivers import DRIVERS, driver_status
+
+    if names:
+        return list(names), {}
+    chosen, skipped = [], {}
+    for name in DRIVERS:
+        ok, why = driver_status(name)
+        if ok:
+            chosen.append(name)
+        else:
+            skipped[name] = why.splitlines()[0] if why else "not available here"
+    return chosen, skipped
+
+
+@dataclass
+class FileRun:
+    """One framework's run into one records file."""
+
+    records: list[RolloutRecord]
+    """Every task's record by index: earlier finished ones (resume) + this run's."""
+    elapsed: float
+    ran: int
+    stopped: bool
+
+
+class _Bar:
+    """A tqdm bar shown from the start (before a framework's servers are up), fed
+    by the records as they finish; nothing when tqdm is missing or not wanted."""
+
+    def __init__(self, show: bool, total: int, done: int, desc: str) -> None:
+        self.bar: Any = None
+        if show:
+            try:
+                from tqdm import tqdm
+            except ImportError:  # progress bars are a nicety, not a requirement
+                return
+            self.bar = tqdm(total=total, initial=done, desc=desc, unit="ep")
+            self.bar.set_postfix_str("starting", refresh=True)
+
+    def update(self) -> None:
+        if self.bar is not None:
+            self.bar.set_postfix_str("", refresh=False)
+            self.bar.update(1)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def run_into_file(
+    driver: Any,
+    tasks: Sequence[Any],
+    out: Path,
+    header: dict[str, Any],
+    *,
+    resume: bool,
+    stop: threading.Event,
+    base_url: str,
+    model: str,
+    api_key: str | None,
+    concurrency: int,
+    progress: bool,
+    executor: str = "thread",
+    ray_address: str | None = None,
+) -> FileRun:
+    """Run the tasks the file lacks on ``executor`` (``rollouts.drivers.executors``),
+    appending each record as it finishes.
+
+    Raises ``rollouts.evaluation.records.RecordFileError`` when ``resume`` finds
+    another run's file."""
+    from rollouts.evaluation.records import RecordWriter, check_unlocked, read_run
+
+    check_unlocked(out)
+    done: dict[int, RolloutRecord] = {}
+    if resume and out.exists() and out.stat().st_size:
+        run = read_run(out)
+        check_header(out, run.header, header)
+        done = run.finished()
+    elif not resume and out.exists() and out.stat().st_size:
+        keep = out.with_name(out.name + ".prev")
+        out.replace(keep)
+        _err(f"{out} existed: kept as {keep}")
+    todo = [i for i in range(len(tasks)) if i not in done]
+    new: dict[int, RolloutRecord] = {}
+
+    appending = resume and out.exists() and bool(out.stat().st_size)
+    bar = _Bar(progress and bool(todo), len(tasks), len(done), driver.name or "rollouts")
+    with RecordWriter(out, header, resume=appending) as writer:
+
+        def on_record(i: int, rec: RolloutRecord) -> None:
+            rec.index = todo[i]
+            writer.write(rec)
+            new[rec.index] = rec
+            bar.update()
+            if rec.error is not None:
+                from rollouts.drivers.base import failure_line
+
+                _err(f"{driver.name}: task #{rec.index} failed: {failure_line(rec.error)}")
+
+        t0 = time.perf_counter()
+        try:
+            if todo:
+                from rollouts.drivers.executors import run_tasks
+
+                run_tasks(
+                    driver,
+                    [tasks[i] for i in todo],
+                    base_url=base_url,
+                    model=model,
+                    api_key=api_key,
+                    concurrency=concurrency,
+                    progress=False,  # the bar above, shown before the first episode
+                    executor=executor,
+                    ray_address=ray_address,
+                    on_record=on_record,
+                    stop=stop,
+                )
+        finally:
+            bar.close()
+        elapsed = time.perf_counter() - t0
+    merged = {**done, **new}
+    return FileRun([merged[i] for i in sorted(merged)], elapsed, len(new), stop.is_set())
+
+
+def check_header(out: Path, found: dict[str, Any] | None, want: dict[str, Any]) -> None:
+    """Refuse (``RecordFileError``) to resume a file another run made."""
+    from rollouts.evaluation.records import RecordFileError
+
+    if found is None:
+        raise RecordFileError(f"cannot resume {out}: it has no gamebridge run header")
+    for key, what in (
+        ("framework", "framework"),
+        ("policy", "policy"),
+        ("tasks_sha256", "tasks"),
+    ):
+        if found.get(key) != want.get(key):
+            detail = (
+                f"{found.get('tasks')} tasks, not {want.get('tasks')} of these"
+                if key == "tasks_sha256"
+                else f"{found.get(key)!r}, not {want.get(key)!r}"
+            )
+            raise RecordFileError(f"cannot resume {out}: it was made with other {what} ({detail})")
+
+
+@dataclass
+class GameComparison:
+    """One game's comparison."""
+
+    records: dict[str, list[RolloutRecord]]
+    summaries: dict[str, Any]
+    divergences: list[Divergence]
+    failures: dict[str, str]
+    """A framework that raised, or whose tasks failed -> its error."""
+    modes: dict[str, str] = field(default_factory=dict)
+    """Framework -> ``text`` or ``tools`` (how its model replied)."""
+    references: dict[str, list[RolloutRecord]] = field(default_factory=dict)
+    """Mode -> the core driver's records in that mode (the identity reference)."""
+
+
+def run_compare(
+    game: str,
+    tasks: Sequence[Any],
+    frameworks: Sequence[str],
+    *,
+    base_url: str,
+    model: str,
+    api_key: str | None,
+    concurrency: int,
+    progress: bool,
+    out_dir: Path,
+    resume: bool = False,
+    stop: threading.Event | None = None,
+    policy_name: str = "",
+    call_policy: Any = None,
+    executor: str = "thread",
+    ray_address: str | None = None,
+) -> GameComparison:
+    """Run ``tasks`` through each framework (each into ``out_dir/GAME-FW.jsonl`` as
+    episodes finish; ``resume`` completes those files); check identity against the
+    core driver in the matching mode (text or tool calls), which runs here on threads.
+    ``executor``/``ray_address``: where the frameworks' episodes run
+    (``rollouts.drivers.executors``)."""
+    from rollouts.drivers import get_driver
+    from rollouts.drivers.base import describe_failure, failure_line
+    from rollouts.drivers.core import CoreDriver
+    from rollouts.evaluation.records import RecordFileError, run_header
+    from rollouts.evaluation.summary import check_identity, summarize, trajectory_mode
+
+    stop = stop or threading.Event()
+    result = GameComparison({}, {}, [], {})
+    for name in frameworks:
+        if stop.is_set():
+            break
+        out = out_dir / f"{game}-{name}.jsonl"
+        try:
+            driver = get_driver(name)
+            if call_policy is not None:
+                driver.call_policy = call_policy
+            header = run_header(name, tasks, policy=policy_name)
+            header.update(game=game)
+            run = run_into_file(
+                driver,
+                tasks,
+                out,
+                header,
+                resume=resume,
+                stop=stop,
+                base_url=base_url,
+                model=model,
+                api_key=api_key,
+                concurrency=concurrency,
+                progress=progress,
+                executor=executor,
+                ray_address=ray_address,
+            )
+        except RecordFileError:
+            raise
+        except Exception as e:  # one framework's failure is reported, not fatal
+            result.failures[name] = failure_line(describe_failure(e))
+            _out(f"  {name:16s} FAILED: {result.failures[name][:300]}")
+            continue
+        result.records[name] = run.records
+        result.summaries[name] = summarize(run.records, elapsed=run.elapsed)
+        ok = [r for r in run.records if r.error is None]
+        mode = trajectory_mode(ok[0].trajectory) if ok else "?"
+        result.modes[name] = mode
+        failed = [r for r in run.records if r.error is not None]
+        if failed:
+            result.failures[name] = (
+                f"{len(failed)} of {len(tasks)} tasks failed; first: "
+                f"task #{failed[0].index}: {failure_line(failed[0].error or {})}"
+            )
+        _out(
+            f"  {label(name, mode):16s} {len(run.records)} episodes ({run.ran} run now) "
+            f"in {run.elapsed:.2f}s"
+        )
+    modes = {
+        trajectory_mode(r.trajectory)
+        for recs in result.records.values()
+        for r in recs
+        if r.error is None
+    }
+    for mode in sorted(modes):
+        core = result.records.get("core")
+        if mode == "text" and core is not None and not any(r.error for r in core):
+            result.references[mode] = core
+            continue
+        t0 = time.perf_counter()
+        refs = CoreDriver(use_tools=mode == "tools").run(
+            tasks, base_url=base_url, model=model, api_key=api_key, concurrency=concurrency
+        )
+        result.references[mode] = refs
+        if mode == "tools":
+            result.summaries[REFERENCE_TOOLS] = summarize(refs, elapsed=time.perf_counter() - t0)
+            result.modes[REFERENCE_TOOLS] = "tools"
+            _out(f"  {REFERENCE_TOOLS:16s} {len(refs)} episodes (the tool-mode reference)")
+    if result.records:
+        result.divergences = check_identity(result.records, result.references)
+    return result
+
+
+REFERENCE_TOOLS = "core [tools]"
+"""The label of the tool-mode reference run (the core driver offering ``make_move``)."""
+
+
+def label(name: str, mode: str) -> str:
+    """``name [mode]``: how the comparison names a framework."""
+    return name if name == REFERENCE_TOOLS else f"{name} [{mode}]"
+
+
+@dataclass
+class CompareSettings:
+    """What ``compare`` and ``demo`` run: the tasks, the model side and where."""
+
+    n: int
+    seed: int
+    policy: str
+    base_url: str | None = None
+    model: str = "scripted"
+    api_key: str | None = None
+    concurrency: int = 1
+    progress: bool = False
+    min_rmp: float = 0.0
+    max_rmp: float = 1.0
+    executor: str = "thread"
+    ray_address: str | None = None
+    resume: bool = False
+    stop: threading.Event = field(default_factory=threading.Event)
+    call_policy: Any = None
+    policy_name: str = ""
+
+
+def compare_games(
+    games: Sequence[str],
+    frameworks: Sequence[str],
+    settings: CompareSettings,
+    out_dir: Path,
+    *,
+    title: str,
+    skipped: dict[str, str] | None = None,
+) -> tuple[int, list[str]]:
+    """Compare over several games; write the report. ``skipped``: frameworks left
+    out and why (said before the run, and in the report). Returns (exit code,
+    verdict lines)."""
+    from rollouts.evaluation.report import GameSection, write_report
+    from rollouts.evaluation.summary import format_comparison
+
+    s = settings
+    for name, why in (skipped or {}).items():
+        _out(f"skipping {name}: {why[:200]}")
+    sections = []
+    problems: list[str] = []
+    with endpoint(s.base_url, s.policy, s.seed) as url:
+        for game in games:
+            tasks = make_tasks(game, s.n, s.seed, s.min_rmp, s.max_rmp)
+            _out(f"{game}: {len(tasks)} tasks x {len(frameworks)} frameworks")
+            result = run_compare(
+                game,
+                tasks,
+                frameworks,
+                base_url=url,
+                model=s.model,
+                api_key=s.api_key,
+                concurrency=s.concurrency,
+                progress=s.progress,
+                out_dir=out_dir,
+                executor=s.executor,
+                ray_address=s.ray_address,
+                resume=s.resume,
+                stop=s.stop,
+                policy_name=s.policy_name,
+                call_policy=s.call_policy,
+            )
+            if s.stop.is_set():
+                break
+            if result.summaries:
+                _out(
+                    format_comparison(
+                        {
+                            label(name, result.modes.get(name, "?")): summary
+                            for name, summary in result.summaries.items()
+                        }
+                    )
+                )
+            for d in result.divergences:
+                problems.append(f"DIVERGENT: {game}: {d.describe()}")
+            for name, err in result.failures.items():
+                problems.append(f"FAILED: {game}: {name}: {err[:300]}")
+            finished = {k: [r for r in v if r.error is None] for k, v in result.records.items()}
+            summaries = {k: v for k, v in result.summaries.items() if k in result.records}
+            sections.append(GameSection(game, finished, summaries, result.divergences))
+    ran = sorted({n for sec in sections for n in sec.records})
+    if problems:
+        verdict = (
+            problems[0] if len(problems) == 1 else f"{problems[0]} (+{len(problems) - 1} more)"
+        )
+    else:
+        verdict = f"IDENTICAL across {len(ran)} frameworks ({', '.join(ran)})"
+    meta: dict[str, Any] = {
+        "games": ", ".join(games),
+        "tasks per game": s.n,
+        "policy": s.policy if not s.base_url else s.model,
+        "seed": s.seed,
+    }
+    if skipped:
+        meta["skipped"] = "; ".join(f"{k}: {v[:120]}" for k, v in skipped.items())
+    report = write_report(
+        out_dir / "report.html",
+        sections,
+        title=title,
+        verdict=verdict,
+        verdict_ok=not problems,
+        meta=meta,
+    )
+    for line in problems:
+        _out(line)
+    _out(f"report: {report.resolve()}")
+    _out(verdict)
+    if skipped:
+        _out(f"skipped {len(skipped)} frameworks that cannot run here: {', '.join(skipped)}")
+    return (1 if problems else 0), [verdict, *problems]
