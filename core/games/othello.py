@@ -141,13 +141,74 @@ _CACHE_LIMIT = 1 << 15
 
 
 # --- move generation ------------------------------------------------------
-def move_mask(
+_REVERSE_BYTE = bytes(int(f"{b:08b}"[::-1], 2) for b in range(256))
+"""Each byte value with its 8 bits in reverse order (``bytes.translate``
+table): reversing the bytes of a board and the bits of each byte turns it
+180 degrees (square ``i`` goes to ``63 - i``)."""
+_TURN_LANE = 96
+"""Where ``move_mask`` puts the turned board (see ``_LANE``)."""
+_TURNED_ALL: Bitboard = BB_ALL | BB_ALL << _TURN_LANE
+_TURNED_NOT_EDGE_FILES: Bitboard = BB_NOT_EDGE_FILES | BB_NOT_EDGE_FILES << _TURN_LANE
+_from_bytes = int.from_bytes
+
+
+def move_mask(mover: Bitboard, other: Bitboard) -> Bitboard:
+    """Every square where ``mover`` may place a disc, as a mask.
+
+    The board rides in one int next to itself turned 180 degrees (its bits
+    reversed, three C calls each way), so every direction toward lower bits
+    is a direction toward higher bits in the turned copy: four directions
+    (east, south, south-east, south-west) do the work of eight, with left
+    shifts only. East is one addition: adding the run starts (``other``
+    discs just east of a ``mover`` disc) to the ``other`` discs of columns
+    b-g carries through each run onto the square after it, so the carry bits
+    that land on empty squares are placements. The other three are occluded
+    fills as in ``_lanes_move_mask``. About 25% cheaper than
+    ``_lanes_move_mask`` on one board.
+    """
+    rev = _REVERSE_BYTE
+    from_bytes = _from_bytes
+    m = mover | from_bytes(mover.to_bytes(8, "big").translate(rev), "little") << _TURN_LANE
+    o = other | from_bytes(other.to_bytes(8, "big").translate(rev), "little") << _TURN_LANE
+    inner = o & _TURNED_NOT_EDGE_FILES
+    # east (and west, in the turned lane): carry through the runs
+    moves = inner + (inner & (m << 1))
+    # south (north): vertical runs cannot wrap, so no mask
+    pair = o & (o << 8)
+    run = o & (m << 8)
+    run |= o & (run << 8)
+    run |= pair & (run << 16)
+    run |= pair & (run << 16)
+    moves |= run << 8
+    # south-east (north-west)
+    pair = inner & (inner << 9)
+    run = inner & (m << 9)
+    run |= inner & (run << 9)
+    run |= pair & (run << 18)
+    run |= pair & (run << 18)
+    moves |= run << 9
+    # south-west (north-east)
+    pair = inner & (inner << 7)
+    run = inner & (m << 7)
+    run |= inner & (run << 7)
+    run |= pair & (run << 14)
+    run |= pair & (run << 14)
+    moves |= run << 7
+    moves &= ~(m | o) & _TURNED_ALL
+    return moves & BB_ALL | from_bytes(
+        (moves >> _TURN_LANE).to_bytes(8, "little").translate(rev), "big"
+    )
+
+
+def _lanes_move_mask(
     mover: Bitboard,
     other: Bitboard,
     board: Bitboard = BB_ALL,
     not_edge_files: Bitboard = BB_NOT_EDGE_FILES,
 ) -> Bitboard:
-    """Every square where ``mover`` may place a disc, as a mask.
+    """``move_mask`` for several boards packed ``_LANE`` bits apart in one int
+    (SIMD within a register); ``board`` and ``not_edge_files`` hold the masks
+    of every lane.
 
     For each direction the runs of ``other`` discs starting next to a mover
     disc are grown with an occluded fill: first one step at a time, then two
@@ -155,23 +216,16 @@ def move_mask(
     one behind), which reaches the six-disc runs an 8x8 board allows in four
     steps instead of six (Kogge-Stone parallel prefix; Chess Programming
     Wiki, "Kogge-Stone Algorithm"). One more step from the run's end onto an
-    empty square is a legal placement. Left shifts run past bit 63, which the
-    final ``& empty`` drops; right shifts drop bits at bit 0.
-
-    ``board`` and ``not_edge_files`` default to one 64-bit board; ``dual_move_mask``
-    passes two boards side by side in one wider int (SIMD within a register).
+    empty square is a legal placement. East is one addition instead (see
+    ``move_mask``). Left shifts run past bit 63, which the final ``& empty``
+    drops; right shifts drop bits at bit 0.
     """
     empty = ~(mover | other) & board
     inner = other & not_edge_files
 
-    # east (+1) and west (-1)
-    pair = inner & (inner << 1)
-    run = inner & (mover << 1)
-    run |= inner & (run << 1)
-    run |= pair & (run << 2)
-    run |= pair & (run << 2)
-    moves = run << 1
-    pair >>= 1
+    # east (+1): carry through the runs; west (-1)
+    moves = inner + (inner & (mover << 1))
+    pair = inner & (inner >> 1)
     run = inner & (mover >> 1)
     run |= inner & (run >> 1)
     run |= pair & (run >> 2)
@@ -239,14 +293,56 @@ _LANES_BIT0: tuple[Bitboard, ...] = tuple(
 )
 
 
+def _turned_fill(m: Bitboard, o: Bitboard, board: Bitboard, not_edge_files: Bitboard) -> Bitboard:
+    """``move_mask``'s four left-shift directions over packed lanes (boards
+    and their turned copies, ``_LANE`` bits apart; ``board`` and
+    ``not_edge_files`` hold every lane's masks)."""
+    inner = o & not_edge_files
+    moves = inner + (inner & (m << 1))
+    pair = o & (o << 8)
+    run = o & (m << 8)
+    run |= o & (run << 8)
+    run |= pair & (run << 16)
+    run |= pair & (run << 16)
+    moves |= run << 8
+    pair = inner & (inner << 9)
+    run = inner & (m << 9)
+    run |= inner & (run << 9)
+    run |= pair & (run << 18)
+    run |= pair & (run << 18)
+    moves |= run << 9
+    pair = inner & (inner << 7)
+    run = inner & (m << 7)
+    run |= inner & (run << 7)
+    run |= pair & (run << 14)
+    run |= pair & (run << 14)
+    moves |= run << 7
+    return moves & ~(m | o) & board
+
+
 def dual_move_mask(mover: Bitboard, other: Bitboard) -> tuple[Bitboard, Bitboard]:
-    """``(move_mask(mover, other), move_mask(other, mover))`` in one pass: both
-    boards ride in one int, ``_LANE`` bits apart, through the same shifts
-    (about 1.3 times the cost of one ``move_mask``)."""
-    both = move_mask(
-        mover | other << _LANE, other | mover << _LANE, _LANES_ALL[2], _LANES_NOT_EDGE_FILES[2]
+    """``(move_mask(mover, other), move_mask(other, mover))`` in one pass: four
+    lanes (mover, mover turned, other, other turned), ``_LANE`` bits apart,
+    through ``move_mask``'s four directions (about 1.3 times the cost of one
+    ``move_mask``)."""
+    rev = _REVERSE_BYTE
+    from_bytes = _from_bytes
+    turned_mover = from_bytes(mover.to_bytes(8, "big").translate(rev), "little")
+    turned_other = from_bytes(other.to_bytes(8, "big").translate(rev), "little")
+    ours = mover | turned_mover << _LANE
+    theirs = other | turned_other << _LANE
+    both = _turned_fill(
+        ours | theirs << 2 * _LANE,
+        theirs | ours << 2 * _LANE,
+        _LANES_ALL[4],
+        _LANES_NOT_EDGE_FILES[4],
     )
-    return both & BB_ALL, both >> _LANE
+    return (
+        both & BB_ALL
+        | from_bytes((both >> _LANE & BB_ALL).to_bytes(8, "little").translate(rev), "big"),
+        both >> 2 * _LANE & BB_ALL
+        | from_bytes((both >> 3 * _LANE).to_bytes(8, "little").translate(rev), "big"),
+    )
 
 
 def _lanes_nonzero(packed: Bitboard, lanes: int) -> int:
@@ -379,12 +475,7 @@ def _masks(state: OthelloState) -> tuple[Bitboard, Bitboard]:
     """The mover's and the other side's placement masks, memoised."""
     masks = _MASKS.get(state)
     if masks is None:
-        mover, other, _ = state
-        # dual_move_mask, inline
-        both = move_mask(
-            mover | other << _LANE, other | mover << _LANE, _LANES_ALL[2], _LANES_NOT_EDGE_FILES[2]
-        )
-        masks = (both & BB_ALL, both >> _LANE)
+        masks = dual_move_mask(state[0], state[1])
         if len(_MASKS) >= _CACHE_LIMIT:
             _MASKS.clear()
         _MASKS[state] = masks
@@ -432,7 +523,7 @@ def _pack_children(
         packed_other |= child_other << shift
         shift += _LANE
     lanes = len(moves)
-    placements = move_mask(
+    placements = _lanes_move_mask(
         packed_mover, packed_other, _LANES_ALL[lanes], _LANES_NOT_EDGE_FILES[lanes]
     )
     return children, placements
