@@ -196,7 +196,7 @@ def play_spiel(spiel_game: Any, games: int, seed: int) -> int:
 
 GAMES = (
     ("Tic-Tac-Toe", "tictactoe", "tic_tac_toe", 1.0),
-    ("Othello", "othello", "othello", None),
+    ("Othello", "othello", "othello", 1.0),
     ("Connect Four", "connect_four", "connect_four", None),
 )
 
