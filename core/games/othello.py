@@ -473,13 +473,12 @@ _ONLY_PASS: tuple[int, ...] = (PASS,)
 
 
 def _masks(state: OthelloState) -> tuple[Bitboard, Bitboard]:
-    """The mover's and the other side's placement masks, memoised."""
-    masks = _MASKS.get(state)
-    if masks is None:
-        masks = dual_move_mask(state[0], state[1])
-        if len(_MASKS) >= _CACHE_LIMIT:
-            _MASKS.clear()
-        _MASKS[state] = masks
+    """The mover's and the other side's placement masks, computed and
+    memoised (callers have looked in ``_MASKS`` already)."""
+    masks = dual_move_mask(state[0], state[1])
+    if len(_MASKS) >= _CACHE_LIMIT:
+        _MASKS.clear()
+    _MASKS[state] = masks
     return masks
 
 
@@ -572,8 +571,13 @@ class Othello(Game[OthelloState, int]):
             mover, other, _ = state
             masks = _MASKS.get(state)
             mask = move_mask(mover, other) if masks is None else masks[0]
-            if mask:
-                moves = mask_squares(mask)
+            if mask:  # mask_squares, inline
+                moves = (
+                    _SQ0[mask & 0xFFFF]
+                    + _SQ1[mask >> 16 & 0xFFFF]
+                    + _SQ2[mask >> 32 & 0xFFFF]
+                    + _SQ3[mask >> 48]
+                )
             elif move_mask(other, mover) if masks is None else masks[1]:
                 moves = _ONLY_PASS
             else:
