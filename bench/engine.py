@@ -160,7 +160,12 @@ def perft_rows(runs: int, depth: int) -> list[Row]:
                 Target(target),
                 f"{expected:,} leaves on both sides; ours generates the moves of all the "
                 "children of a position in one packed pass (`perft3`/`perft2`)"
-                + ("" if bulk else " and plays every leaf with `apply`"),
+                + (
+                    ""
+                    if bulk
+                    else " and makes every leaf's position with `children` (`apply`'s code, "
+                    "one call per position)"
+                ),
             )
         )
     return rows
@@ -196,7 +201,7 @@ def play_spiel(spiel_game: Any, games: int, seed: int) -> int:
 
 GAMES = (
     ("Tic-Tac-Toe", "tictactoe", "tic_tac_toe", 1.0),
-    ("Othello", "othello", "othello", None),
+    ("Othello", "othello", "othello", 1.0),
     ("Connect Four", "connect_four", "connect_four", None),
 )
 

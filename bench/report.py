@@ -103,6 +103,8 @@ HEADERS = [
 def _fmt(value: float, unit: str) -> str:
     if unit == "x":
         return f"{value:.2f}x"
+    if unit == "share %":  # a share, not an overhead: no sign, two decimals
+        return f"{value:.2f}%"
     if unit == "%":
         return f"{value:+.1f}%"
     if unit in ("ms", "µs"):

@@ -16,7 +16,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from bench import engine, steps
+from bench import breakdown, engine, steps
 from bench.report import (
     COMMAND,
     DOC,
@@ -104,6 +104,11 @@ def run(sizes: Sizes, *, http: bool, log: bool = True) -> tuple[list[Row], list[
         notes += skipped
     else:
         notes.append("HTTP adapters not measured in this run (--no-http or --quick).")
+    say("the step itself: Episode.step by phase, and next to a model call")
+    rows += breakdown.breakdown_rows(sizes.runs, games)
+    share, share_notes = breakdown.share_rows(rows)
+    rows += share
+    notes += share_notes
     say("import core")
     rows += steps.import_rows(sizes.import_runs)
     notes.append(

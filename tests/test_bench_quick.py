@@ -23,7 +23,7 @@ EXPECTED = {
     "perft(4) bulk": ("x", 3.0),
     "perft(4) every leaf": ("x", 4.0),
     "Tic-Tac-Toe random vs random": ("x", 1.0),
-    "Othello random vs random": ("x", None),
+    "Othello random vs random": ("x", 1.0),
     "Connect Four random vs random": ("x", None),
     "depth 2, start": ("x", None),
     "depth 2, all four positions": ("x", None),
@@ -33,6 +33,14 @@ EXPECTED = {
     "SkyRL Gym overhead over the Episode": ("%", 10.0),
     "TRL overhead over the Episode": ("%", 10.0),
     "`import core` (fresh interpreter)": ("ms", 50.0),
+    **{
+        f"{game}: {phase}": ("µs", None)
+        for game in ("tictactoe", "connect_four", "othello")
+        for phase in ("whole step", "parse", "apply", "opponent", "render", "record")
+    },
+    "core Episode: text replies, `step`": ("share %", None),
+    "GEM: step": ("share %", None),
+    "TRL: step": ("share %", None),
 }
 
 
@@ -70,6 +78,13 @@ def test_rows_have_the_expected_names_units_and_targets(quick_run: tuple[dict, s
     assert sum(1 for n in rows if n.startswith("depth 2, ")) == 5
     assert "HTTP adapters not measured" in " ".join(data["notes"])
     assert "Verifiers" in " ".join(data["notes"])
+    # the breakdown's five phases share out the whole step (record is the rest)
+    for game in ("tictactoe", "connect_four", "othello"):
+        whole = rows[f"{game}: whole step"]["values"]
+        parts = [rows[f"{game}: {p}"]["values"] for p in ("parse", "apply", "opponent", "render")]
+        for i, total in enumerate(whole):
+            assert sum(p[i] for p in parts) + rows[f"{game}: record"]["values"][i] >= total * 0.999
+    assert "20 ms model call" in " ".join(data["notes"])
 
 
 def test_every_row_has_finite_values_per_run(quick_run: tuple[dict, str]) -> None:
@@ -78,7 +93,10 @@ def test_every_row_has_finite_values_per_run(quick_run: tuple[dict, str]) -> Non
         values = row["values"]
         assert values, row["name"]
         assert all(isinstance(v, float) and math.isfinite(v) for v in values), row["name"]
-        if row["unit"] in ("x", "µs", "ms"):
+        if row["section"].startswith("The step itself"):
+            # a phase of the breakdown may round to nothing; "record" is a difference
+            assert all(v >= 0 for v in values), row["name"]
+        elif row["unit"] in ("x", "µs", "ms"):
             assert all(v > 0 for v in values), row["name"]
         if row["unit"] == "x" or row["name"].startswith("Episode"):
             assert len(values) == 2, row["name"]  # --quick: two runs

@@ -64,6 +64,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Iterable
 
 from core.games.base import (
     BoardView,
@@ -141,13 +142,74 @@ _CACHE_LIMIT = 1 << 15
 
 
 # --- move generation ------------------------------------------------------
-def move_mask(
+_REVERSE_BYTE = bytes(int(f"{b:08b}"[::-1], 2) for b in range(256))
+"""Each byte value with its 8 bits in reverse order (``bytes.translate``
+table): reversing the bytes of a board and the bits of each byte turns it
+180 degrees (square ``i`` goes to ``63 - i``)."""
+_TURN_LANE = 96
+"""Where ``move_mask`` puts the turned board (see ``_LANE``)."""
+_TURNED_ALL: Bitboard = BB_ALL | BB_ALL << _TURN_LANE
+_TURNED_NOT_EDGE_FILES: Bitboard = BB_NOT_EDGE_FILES | BB_NOT_EDGE_FILES << _TURN_LANE
+_from_bytes = int.from_bytes
+
+
+def move_mask(mover: Bitboard, other: Bitboard) -> Bitboard:
+    """Every square where ``mover`` may place a disc, as a mask.
+
+    The board rides in one int next to itself turned 180 degrees (its bits
+    reversed, three C calls each way), so every direction toward lower bits
+    is a direction toward higher bits in the turned copy: four directions
+    (east, south, south-east, south-west) do the work of eight, with left
+    shifts only. East is one addition: adding the run starts (``other``
+    discs just east of a ``mover`` disc) to the ``other`` discs of columns
+    b-g carries through each run onto the square after it, so the carry bits
+    that land on empty squares are placements. The other three are occluded
+    fills as in ``_lanes_move_mask``. About 25% cheaper than
+    ``_lanes_move_mask`` on one board.
+    """
+    rev = _REVERSE_BYTE
+    from_bytes = _from_bytes
+    m = mover | from_bytes(mover.to_bytes(8, "big").translate(rev), "little") << _TURN_LANE
+    o = other | from_bytes(other.to_bytes(8, "big").translate(rev), "little") << _TURN_LANE
+    inner = o & _TURNED_NOT_EDGE_FILES
+    # east (and west, in the turned lane): carry through the runs
+    moves = inner + (inner & (m << 1))
+    # south (north): vertical runs cannot wrap, so no mask
+    pair = o & (o << 8)
+    run = o & (m << 8)
+    run |= o & (run << 8)
+    run |= pair & (run << 16)
+    run |= pair & (run << 16)
+    moves |= run << 8
+    # south-east (north-west)
+    pair = inner & (inner << 9)
+    run = inner & (m << 9)
+    run |= inner & (run << 9)
+    run |= pair & (run << 18)
+    run |= pair & (run << 18)
+    moves |= run << 9
+    # south-west (north-east)
+    pair = inner & (inner << 7)
+    run = inner & (m << 7)
+    run |= inner & (run << 7)
+    run |= pair & (run << 14)
+    run |= pair & (run << 14)
+    moves |= run << 7
+    moves &= ~(m | o) & _TURNED_ALL
+    return moves & BB_ALL | from_bytes(
+        (moves >> _TURN_LANE).to_bytes(8, "little").translate(rev), "big"
+    )
+
+
+def _lanes_move_mask(
     mover: Bitboard,
     other: Bitboard,
     board: Bitboard = BB_ALL,
     not_edge_files: Bitboard = BB_NOT_EDGE_FILES,
 ) -> Bitboard:
-    """Every square where ``mover`` may place a disc, as a mask.
+    """``move_mask`` for several boards packed ``_LANE`` bits apart in one int
+    (SIMD within a register); ``board`` and ``not_edge_files`` hold the masks
+    of every lane.
 
     For each direction the runs of ``other`` discs starting next to a mover
     disc are grown with an occluded fill: first one step at a time, then two
@@ -155,23 +217,16 @@ def move_mask(
     one behind), which reaches the six-disc runs an 8x8 board allows in four
     steps instead of six (Kogge-Stone parallel prefix; Chess Programming
     Wiki, "Kogge-Stone Algorithm"). One more step from the run's end onto an
-    empty square is a legal placement. Left shifts run past bit 63, which the
-    final ``& empty`` drops; right shifts drop bits at bit 0.
-
-    ``board`` and ``not_edge_files`` default to one 64-bit board; ``dual_move_mask``
-    passes two boards side by side in one wider int (SIMD within a register).
+    empty square is a legal placement. East is one addition instead (see
+    ``move_mask``). Left shifts run past bit 63, which the final ``& empty``
+    drops; right shifts drop bits at bit 0.
     """
     empty = ~(mover | other) & board
     inner = other & not_edge_files
 
-    # east (+1) and west (-1)
-    pair = inner & (inner << 1)
-    run = inner & (mover << 1)
-    run |= inner & (run << 1)
-    run |= pair & (run << 2)
-    run |= pair & (run << 2)
-    moves = run << 1
-    pair >>= 1
+    # east (+1): carry through the runs; west (-1)
+    moves = inner + (inner & (mover << 1))
+    pair = inner & (inner >> 1)
     run = inner & (mover >> 1)
     run |= inner & (run >> 1)
     run |= pair & (run >> 2)
@@ -239,14 +294,56 @@ _LANES_BIT0: tuple[Bitboard, ...] = tuple(
 )
 
 
+def _turned_fill(m: Bitboard, o: Bitboard, board: Bitboard, not_edge_files: Bitboard) -> Bitboard:
+    """``move_mask``'s four left-shift directions over packed lanes (boards
+    and their turned copies, ``_LANE`` bits apart; ``board`` and
+    ``not_edge_files`` hold every lane's masks)."""
+    inner = o & not_edge_files
+    moves = inner + (inner & (m << 1))
+    pair = o & (o << 8)
+    run = o & (m << 8)
+    run |= o & (run << 8)
+    run |= pair & (run << 16)
+    run |= pair & (run << 16)
+    moves |= run << 8
+    pair = inner & (inner << 9)
+    run = inner & (m << 9)
+    run |= inner & (run << 9)
+    run |= pair & (run << 18)
+    run |= pair & (run << 18)
+    moves |= run << 9
+    pair = inner & (inner << 7)
+    run = inner & (m << 7)
+    run |= inner & (run << 7)
+    run |= pair & (run << 14)
+    run |= pair & (run << 14)
+    moves |= run << 7
+    return moves & ~(m | o) & board
+
+
 def dual_move_mask(mover: Bitboard, other: Bitboard) -> tuple[Bitboard, Bitboard]:
-    """``(move_mask(mover, other), move_mask(other, mover))`` in one pass: both
-    boards ride in one int, ``_LANE`` bits apart, through the same shifts
-    (about 1.3 times the cost of one ``move_mask``)."""
-    both = move_mask(
-        mover | other << _LANE, other | mover << _LANE, _LANES_ALL[2], _LANES_NOT_EDGE_FILES[2]
+    """``(move_mask(mover, other), move_mask(other, mover))`` in one pass: four
+    lanes (mover, mover turned, other, other turned), ``_LANE`` bits apart,
+    through ``move_mask``'s four directions (about 1.3 times the cost of one
+    ``move_mask``)."""
+    rev = _REVERSE_BYTE
+    from_bytes = _from_bytes
+    turned_mover = from_bytes(mover.to_bytes(8, "big").translate(rev), "little")
+    turned_other = from_bytes(other.to_bytes(8, "big").translate(rev), "little")
+    ours = mover | turned_mover << _LANE
+    theirs = other | turned_other << _LANE
+    both = _turned_fill(
+        ours | theirs << 2 * _LANE,
+        theirs | ours << 2 * _LANE,
+        _LANES_ALL[4],
+        _LANES_NOT_EDGE_FILES[4],
     )
-    return both & BB_ALL, both >> _LANE
+    return (
+        both & BB_ALL
+        | from_bytes((both >> _LANE & BB_ALL).to_bytes(8, "little").translate(rev), "big"),
+        both >> 2 * _LANE & BB_ALL
+        | from_bytes((both >> 3 * _LANE).to_bytes(8, "little").translate(rev), "big"),
+    )
 
 
 def _lanes_nonzero(packed: Bitboard, lanes: int) -> int:
@@ -376,18 +473,12 @@ _ONLY_PASS: tuple[int, ...] = (PASS,)
 
 
 def _masks(state: OthelloState) -> tuple[Bitboard, Bitboard]:
-    """The mover's and the other side's placement masks, memoised."""
-    masks = _MASKS.get(state)
-    if masks is None:
-        mover, other, _ = state
-        # dual_move_mask, inline
-        both = move_mask(
-            mover | other << _LANE, other | mover << _LANE, _LANES_ALL[2], _LANES_NOT_EDGE_FILES[2]
-        )
-        masks = (both & BB_ALL, both >> _LANE)
-        if len(_MASKS) >= _CACHE_LIMIT:
-            _MASKS.clear()
-        _MASKS[state] = masks
+    """The mover's and the other side's placement masks, computed and
+    memoised (callers have looked in ``_MASKS`` already)."""
+    masks = dual_move_mask(state[0], state[1])
+    if len(_MASKS) >= _CACHE_LIMIT:
+        _MASKS.clear()
+    _MASKS[state] = masks
     return masks
 
 
@@ -432,7 +523,7 @@ def _pack_children(
         packed_other |= child_other << shift
         shift += _LANE
     lanes = len(moves)
-    placements = move_mask(
+    placements = _lanes_move_mask(
         packed_mover, packed_other, _LANES_ALL[lanes], _LANES_NOT_EDGE_FILES[lanes]
     )
     return children, placements
@@ -480,8 +571,13 @@ class Othello(Game[OthelloState, int]):
             mover, other, _ = state
             masks = _MASKS.get(state)
             mask = move_mask(mover, other) if masks is None else masks[0]
-            if mask:
-                moves = mask_squares(mask)
+            if mask:  # mask_squares, inline
+                moves = (
+                    _SQ0[mask & 0xFFFF]
+                    + _SQ1[mask >> 16 & 0xFFFF]
+                    + _SQ2[mask >> 32 & 0xFFFF]
+                    + _SQ3[mask >> 48]
+                )
             elif move_mask(other, mover) if masks is None else masks[1]:
                 moves = _ONLY_PASS
             else:
@@ -532,6 +628,38 @@ class Othello(Game[OthelloState, int]):
         mine, theirs = _masks(state) if masks is None else masks
         return not (mine or theirs)
 
+    def children(self, state: OthelloState, moves: Iterable[int]) -> list[OthelloState]:
+        """``[self.apply(state, move) for move in moves]`` in one call: the
+        work shared by every child (unpacking the state, the complement of the
+        other side's discs) is done once, and ``apply``'s code runs inline.
+        ``perft2`` makes the leaves with it."""
+        mover, other, player = state
+        not_other = ~other
+        next_player = player ^ 1
+        rays_of = _RAYS
+        neighbours_of = _NEIGHBOURS
+        out: list[OthelloState] = []
+        append = out.append
+        for move in moves:
+            if move == PASS:
+                append((other, mover, next_player))
+                continue
+            flips = 0
+            up, down = rays_of[move][other & neighbours_of[move]]
+            for ray in up:
+                blockers = ray & not_other
+                first = blockers & -blockers
+                if first & mover:
+                    flips |= ray & (first - 1)
+            for ray in down:
+                blockers = ray & not_other
+                if blockers:
+                    first = 1 << (blockers.bit_length() - 1)
+                    if first & mover:
+                        flips |= ray & -(first << 1)
+            append((other ^ flips, mover | flips | 1 << move, next_player))
+        return out
+
     def perft2(
         self, state: OthelloState, bulk: bool = True, moves: tuple[int, ...] | None = None
     ) -> int:
@@ -543,8 +671,8 @@ class Othello(Game[OthelloState, int]):
         (SIMD within a register): about five times cheaper per child than one
         call each. A child with no placement has one move, the pass, if its
         opponent can place, else none (the game is over). ``bulk=True``
-        counts the replies; ``bulk=False`` also plays every reply with
-        ``apply`` ("every leaf"). ``moves`` are the legal moves of ``state``
+        counts the replies; ``bulk=False`` also makes every reply's position
+        (``children``: ``apply``'s code, one call per child; "every leaf"). ``moves`` are the legal moves of ``state``
         when the caller knows them already.
         """
         if moves is None:
@@ -557,8 +685,7 @@ class Othello(Game[OthelloState, int]):
             child = (other, mover, player ^ 1)
             replies = self.legal_moves(child)
             if not bulk:
-                for reply in replies:
-                    apply(child, reply)
+                self.children(child, replies)
             return len(replies)
         children, placements = _pack_children(mover, other, player, moves, not bulk)
         if bulk:
@@ -572,6 +699,7 @@ class Othello(Game[OthelloState, int]):
                     placements >>= _LANE
             return total
         total = 0
+        children_of = self.children
         for child in children:
             mask = placements & BB_ALL
             placements >>= _LANE
@@ -581,8 +709,7 @@ class Othello(Game[OthelloState, int]):
                 replies = _ONLY_PASS
             else:
                 continue
-            for reply in replies:
-                apply(child, reply)
+            children_of(child, replies)
             total += len(replies)
         return total
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import random
+from collections.abc import Iterable
 
 import pytest
 from hypothesis import given, settings
@@ -179,15 +180,23 @@ def test_perft_divide_sums_and_symmetry() -> None:
 def test_perft2_every_leaf_plays_every_leaf() -> None:
     class Counting(Othello):
         applied = 0
+        made = 0
 
         def apply(self, state: OthelloState, move: int) -> OthelloState:
             Counting.applied += 1
             return super().apply(state, move)
 
+        def children(self, state: OthelloState, moves: Iterable[int]) -> list[OthelloState]:
+            out = super().children(state, moves)
+            Counting.made += len(out)
+            return out
+
     game = Counting()
     assert perft(game, game.initial_state(), 4, bulk=False) == PERFT[4]
-    # perft applies ply 1; perft3 and perft2 make plies 2 and 3 inline and apply every leaf
-    assert Counting.applied == PERFT[1] + PERFT[4]
+    # perft applies ply 1; perft3 and perft2 make plies 2 and 3 inline and make
+    # every leaf's position with children (apply's code, checked against apply below)
+    assert Counting.applied == PERFT[1]
+    assert Counting.made == PERFT[4]
 
 
 def test_perft_rejects_bad_depth() -> None:
@@ -377,6 +386,7 @@ def test_random_game_invariants(seed: int) -> None:
         assert -1.0 <= GAME.margin(state, 0) == -GAME.margin(state, 1) <= 1.0
         if moves:
             assert -1.0 <= GAME.evaluate(state, player) <= 1.0
+        assert GAME.children(state, moves) == [GAME.apply(state, m) for m in moves]
         for move in moves:
             text_move = GAME.move_to_text(state, move)
             assert GAME.parse_move(state, text_move) == move
