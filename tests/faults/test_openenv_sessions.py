@@ -38,7 +38,7 @@ IDLE_TIMEOUT_S = max(5.0, SESSIONS / 20)
 sessions a second measured on this loaded 2-core machine)."""
 RSS_KEPT_SHARE = 0.5
 """At most this share of the RSS the sessions took may stay after they are closed
-and reclaimed: between what was measured with the fixes (300 sessions: 33-34%;
+and reclaimed: between what was measured with the fixes (300 sessions: 33-35%;
 2,000: 28%; pymalloc arenas kept by a few live objects) and before them (78%; 83%;
 81% with 2,000 and FastMCP's caches fixed but nothing reclaimed)."""
 ROOT = Path(__file__).resolve().parents[2]
