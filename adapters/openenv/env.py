@@ -6,6 +6,7 @@ the server's default game)."""
 
 from __future__ import annotations
 
+import functools
 import inspect
 import sys
 import uuid
@@ -69,6 +70,28 @@ def _unicode(value: Any) -> Any:
     return value
 
 
+@functools.cache  # one per game
+def _move_tool(game: str) -> Any:
+    """``make_move`` for ``game`` as a FastMCP ``Tool``, built once from the unbound
+    ``GameEnvironment._make_move`` (each session copies it with ``fn`` bound to itself).
+
+    Not from the session's bound method: FastMCP's ``Tool.from_function`` keeps the
+    function it parses as the key of module-level caches (``lru_cache(maxsize=5000)``
+    on ``without_injected_parameters`` in ``fastmcp/server/dependencies.py``,
+    ``session_id_parameter_names`` in ``fastmcp/server/sessions.py`` and
+    ``get_cached_typeadapter`` in ``fastmcp/utilities/types.py``, fastmcp 4.1), so
+    every closed session's environment, FastMCP server and TypeAdapters stayed alive
+    until 5,000 more sessions had pushed them out (after 2,000 abandoned sessions were
+    all closed the server stayed 257 MB over its baseline, and neither ``gc.collect()``
+    nor ``malloc_trim`` could give it back: tests/faults/test_openenv_sessions.py,
+    ``limits._Reclaimer`` for the rest). ``model_copy`` parses nothing."""
+    function = tool_schema(make_game(game))["function"]
+    tool = Tool.from_function(
+        GameEnvironment._make_move, name=TOOL_NAME, description=function["description"]
+    )
+    return tool.model_copy(update={"parameters": function["parameters"]})
+
+
 class GameEnvironment(Environment[GameAction, GameObservation, GameState]):
     """One ``core.Episode`` per session; no game logic here."""
 
@@ -89,13 +112,10 @@ class GameEnvironment(Environment[GameAction, GameObservation, GameState]):
     # rosetta: tools: MCP: `/mcp` and the `/ws` `mcp` message list and call `make_move` (core's schema) on the session's game
     def _tools(self, game: str) -> Any:
         """The MCP server OpenEnv's ``/mcp`` routes read (``tools/list``, ``tools/call``):
-        one tool, ``make_move``, with core's schema for ``game``."""
-        function = tool_schema(make_game(game))["function"]
-        tool = Tool.from_function(
-            self._make_move, name=TOOL_NAME, description=function["description"]
-        )
+        one tool, ``make_move``, with core's schema for ``game``, bound to this session
+        (a copy of the game's :func:`_move_tool`, so nothing global refers to it)."""
         server = FastMCP("gamebridge")
-        server.add_tool(tool.model_copy(update={"parameters": function["parameters"]}))
+        server.add_tool(_move_tool(game).model_copy(update={"fn": self._make_move}))
         return server
 
     def _make_move(self, move: str) -> str:

@@ -1,11 +1,13 @@
 """The OpenEnv server's session lifecycle under abandonment, capacity and oversize.
 
 2,000 clients (300 in ``make test``) open a WebSocket session, reset a game and go
-silent without closing. With a short idle timeout the server closes every one of them (OpenEnv's reaper used
-to free the game but keep the socket: 1,994 descriptors and +183 MB held): its file
-descriptors come back to the baseline exactly, and its resident memory to within
-:data:`RSS_TOLERANCE_MB` of it (freed Python memory is not all handed back to the
-OS, so RSS cannot be asked to return to the byte).
+silent without closing. With a short idle timeout the server closes every one of
+them (OpenEnv's reaper used to free the game but keep the socket: 1,994 descriptors
+and +183 MB held). Its file descriptors come back to the baseline exactly, and its
+resident memory gives back all but :data:`RSS_KEPT_SHARE` of what the sessions took
+(``limits._Reclaimer`` says what held it: FastMCP's caches, CPython's thread
+shutdown locks, reference cycles, glibc; what stays is pymalloc arenas that a few
+live objects allocated during the burst keep, which no API hands back).
 """
 
 from __future__ import annotations
@@ -24,16 +26,21 @@ websockets = pytest.importorskip("websockets")
 
 from faultkit import wait_for  # noqa: E402 (after the skips)
 
+from adapters.openenv.limits import RECLAIM_QUIET_S  # noqa: E402
 from rollouts.model.servers import start_server  # noqa: E402
 
 pytestmark = pytest.mark.server
 
 SESSIONS = int(os.environ.get("GAMEBRIDGE_ABANDONED_SESSIONS", "300"))
 """``make test`` holds 300; ``make faults`` sets 2,000 (the issue's figure)."""
-IDLE_TIMEOUT_S = max(5.0, SESSIONS / 60)
-"""Long enough that the sessions are all open before the first is idle (at about
-100 sessions a second on these loaded machines)."""
-RSS_TOLERANCE_MB = 40.0
+IDLE_TIMEOUT_S = max(5.0, SESSIONS / 20)
+"""Long enough that the sessions are all open before the first is idle (35-150
+sessions a second measured on this loaded 2-core machine)."""
+RSS_KEPT_SHARE = 0.5
+"""At most this share of the RSS the sessions took may stay after they are closed
+and reclaimed: between what was measured with the fixes (300 sessions: 33-35%;
+2,000: 28%; pymalloc arenas kept by a few live objects) and before them (78%; 83%;
+81% with 2,000 and FastMCP's caches fixed but nothing reclaimed)."""
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -99,31 +106,42 @@ def test_abandoned_sessions_give_back_fds_and_memory() -> None:
             warm = await _open(url, 100)  # warm every code path first
             for ws in warm:
                 await ws.close()  # type: ignore[attr-defined]
-            await asyncio.sleep(IDLE_TIMEOUT_S * 2)
+            await asyncio.sleep(RECLAIM_QUIET_S + 5)  # and let the server reclaim them
             base_fds, base_rss = _fds(pid), _rss_mb(pid)
             samples = [pid]
             conns = await _open(url, SESSIONS, peak=samples)
             held_fds, held_rss = max([_fds(pid), *samples[1:]]), _rss_mb(pid)
             # Abandoned: never another message. The server must close them all.
-            deadline = asyncio.get_running_loop().time() + 120
-            while _fds(pid) > base_fds and asyncio.get_running_loop().time() < deadline:
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + 2 * IDLE_TIMEOUT_S + 60
+            while _fds(pid) > base_fds and loop.time() < deadline:
                 await asyncio.sleep(0.5)
-            await asyncio.sleep(1.0)
             closed = sum(ws.close_code == 4408 for ws in conns)  # type: ignore[attr-defined]
+            # Reclaimed once no session has ended for RECLAIM_QUIET_S (then a margin
+            # for the collection and the trim to finish on a loaded machine).
+            await asyncio.sleep(RECLAIM_QUIET_S + 5)
+            allowed = base_rss + RSS_KEPT_SHARE * (held_rss - base_rss)
+            deadline = loop.time() + 60
+            while _rss_mb(pid) > allowed and loop.time() < deadline:
+                await asyncio.sleep(0.5)
+            after_rss = _rss_mb(pid)
             for ws in conns:
                 await ws.close()  # type: ignore[attr-defined]
-            return base_fds, base_rss, held_fds, held_rss, closed, _rss_mb(pid)
+            return base_fds, base_rss, held_fds, held_rss, closed, after_rss
 
         base_fds, base_rss, held_fds, held_rss, closed, after_rss = asyncio.run(scenario())
         after_fds = _fds(pid)
+        kept = (after_rss - base_rss) / (held_rss - base_rss)
         print(
             f"fds {base_fds} -> {held_fds} -> {after_fds}; RSS {base_rss:.1f} -> "
-            f"{held_rss:.1f} -> {after_rss:.1f} MB; {closed} closed with 4408"
+            f"{held_rss:.1f} -> {after_rss:.1f} MB ({kept:.0%} of the growth kept); "
+            f"{closed} closed with 4408"
         )
         assert held_fds >= base_fds + SESSIONS  # the sessions really were held
+        assert held_rss > base_rss + SESSIONS * 0.05  # and took memory (> 50 KB each)
         assert after_fds == base_fds
         assert closed == SESSIONS
-        assert after_rss <= base_rss + RSS_TOLERANCE_MB
+        assert kept <= RSS_KEPT_SHARE
 
 
 def test_full_server_answers_capacity_and_oversize_is_a_step_error() -> None:
