@@ -34,7 +34,7 @@ PYTEST_ARGS ?=
 BENCH_ARGS ?=
 FILES ?= .
 
-.PHONY: docs help setup setup-venv setup-nemo setup-ors setup-chromium test pytest lint format demo play bench fuzz \
+.PHONY: docs help setup setup-venv setup-nemo setup-ors setup-chromium test test-slow pytest lint format demo play bench fuzz \
 	faults load train-recipe train-ddp nemo-ng-run eval-ray bench-scale clean
 
 help: ## List the targets.
@@ -125,7 +125,10 @@ test: setup ## Lint, then run the test suite (excluding slow tests); fails if ei
 	exit $$status
 
 pytest: setup ## Run the test suite only (excluding slow tests); PYTEST_ARGS=... to add options.
-	$(PY) -m pytest -m "not slow" $(PYTEST_ARGS)
+	$(PY) -m pytest -m "not slow" --durations=25 $(PYTEST_ARGS)
+
+test-slow: setup ## The slow tests only (training targets, the other fault paths, big perft, ...); long.
+	$(PY) -m pytest -m slow --durations=25 $(PYTEST_ARGS)
 
 lint: setup-venv ## ruff check, ruff format --check, mypy --strict on core.
 	$(VENV)/bin/ruff check .
@@ -154,11 +157,12 @@ fuzz: setup-venv ## Run the fuzzers (tests/fuzz/run.py).
 FAULTS_ARGS ?=
 faults: setup ## Kill every server kind and inject every endpoint fault over every framework (long); then 2,000 abandoned OpenEnv sessions.
 	$(PY) tests/faults/run.py $(FAULTS_ARGS)
+	$(PY) -m pytest tests/faults/test_faults.py -q -m slow -p no:cacheprovider
 	GAMEBRIDGE_ABANDONED_SESSIONS=2000 $(PY) -m pytest tests/faults/test_openenv_sessions.py -q -s -p no:cacheprovider
 
-load: setup ## Load-test the environment servers (rollouts/load.py).
-	@test -f rollouts/load.py || { echo "load: rollouts/load.py does not exist yet" >&2; exit 1; }
-	$(PY) -m rollouts.load
+load: setup ## Load-test the environment servers (rollouts/evaluation/load.py).
+	@test -f rollouts/evaluation/load.py || { echo "load: rollouts/evaluation/load.py does not exist yet" >&2; exit 1; }
+	$(PY) -m rollouts.evaluation.load
 
 GAME ?= tictactoe
 RECIPE_ARGS ?=
@@ -166,14 +170,14 @@ train-recipe: setup-venv ## The seed's recipe on CPU: teacher, tiny model, SFT, 
 	$(VENV)/bin/gamebridge train recipe --game $(GAME) $(if $(QUICK),--quick,) $(RECIPE_ARGS)
 
 train-ddp: setup-venv ## GRPO on 2 CPU processes (accelerate launch, gloo), both TRL hooks; checks logs == core.
-	$(PY) -m rollouts.train_ddp demo $(DDP_ARGS)
+	$(PY) -m rollouts.training.ddp demo $(DDP_ARGS)
 
 nemo-ng-run: setup ## NeMo Gym's own ng_run + ng_collect_rollouts on gamebridge; rewards checked against core.
 	@test -x $(NEMO_VENV)/bin/uv || $(NEMO_PY) -m pip install -q '$(UV_PIN)'
-	$(PY) -m rollouts.ng_run
+	$(PY) -m rollouts.drivers.ng_run
 
 eval-ray: setup-venv ## Every game through `gamebridge eval --executor ray` (local 2-CPU cluster) and threads; same JSONL.
-	$(PY) -m rollouts.executors
+	$(PY) -m rollouts.drivers.executors
 
 bench-scale: setup ## 1 vs 2 workers (Ray) and 1 vs 2 processes (TRL): rewrites docs/scaling.md.
 	$(PY) -m bench.scale

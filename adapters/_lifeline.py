@@ -1,6 +1,6 @@
 """The parent-death check of a server a driver started (standard library only).
 
-``rollouts.servers.start_server`` hands its child the read end of a pipe whose write
+``rollouts.model.servers.start_server`` hands its child the read end of a pipe whose write
 end only the parent holds (``GAMEBRIDGE_LIFELINE_FD``). :func:`watch` starts a daemon
 thread blocked on that pipe: when the parent ends in any way, SIGKILL included, the
 kernel closes the write end, the read returns end-of-file and the server stops its

@@ -7,7 +7,7 @@ the generated section of docs/scaling.md.
   (one Ray task per episode). Cluster start-up and worker start-up are left out
   (a warm-up episode per worker first); the records of all four runs must be
   identical or nothing is written.
-* TRL: ``rollouts.train_ddp`` GRPO steps (``rollout_func``, the tiny model, 4
+* TRL: ``rollouts.training.ddp`` GRPO steps (``rollout_func``, the tiny model, 4
   games per update) under ``accelerate launch --cpu`` with 1 and 2 processes,
   the same global batch; the time is ``trainer.train()`` alone (imports and
   model loading left out), the games checked against core as in
@@ -43,8 +43,8 @@ def eval_rows(n: int, game: str, depth: int) -> list[dict[str, Any]]:
 
     from core.tasks import make_tasks
     from rollouts.drivers.core import CoreDriver
-    from rollouts.executors import run_on_ray
-    from rollouts.policy_server import serve_in_thread
+    from rollouts.drivers.executors import run_on_ray
+    from rollouts.model.policy_server import serve_in_thread
 
     tasks = make_tasks(n, seed=0, game=game, num_groups=4, depth=depth)
     warm = make_tasks(2, seed=99, game=game, num_groups=1, depth=depth)
@@ -97,8 +97,8 @@ def eval_rows(n: int, game: str, depth: int) -> list[dict[str, Any]]:
 
 
 def trl_rows(out: Path, steps: int, tiny: Path) -> list[dict[str, Any]]:
-    from rollouts import train_ddp
-    from rollouts.tiny import TINY_MARKER
+    from rollouts.training import ddp as train_ddp
+    from rollouts.training.tiny import TINY_MARKER
 
     if not (tiny / TINY_MARKER).exists():
         train_ddp.build_tiny(str(tiny), 80, 0)

@@ -276,7 +276,7 @@ def _latency_row(name: str, latencies_ms: Sequence[float], note: str) -> list[Ro
 
 def _openenv_latencies(games: Sequence[Game]) -> list[float]:
     from adapters.openenv import GameAction, GameEnvClient
-    from rollouts.servers import start_server
+    from rollouts.model.servers import start_server
 
     argv = [sys.executable, "-m", "adapters.openenv", "--host", "127.0.0.1", "--port", "{port}"]
     latencies = []
@@ -320,7 +320,7 @@ def _nemo_latencies(games: Sequence[Game]) -> list[float]:
 
     from adapters.nemo_gym.rows import make_row
     from rollouts.drivers.nemo_gym import nemo_python
-    from rollouts.servers import start_server
+    from rollouts.model.servers import start_server
 
     argv = ["python", "-m", "adapters.nemo_gym", "--style", "gymnasium", "--port", "{port}"]
     latencies = []

@@ -2,7 +2,7 @@
 
 Subcommands: ``serve-policy``, ``eval``, ``compare``, ``export``, ``demo``,
 plus any listed in :data:`PLUGINS`. Adding one is one line there:
-``"train": "rollouts.train:add_parser"``, where ``add_parser(parser)`` adds
+``"train": "rollouts.training.cli:add_parser"``, where ``add_parser(parser)`` adds
 its arguments to the given ``argparse`` parser and calls
 ``parser.set_defaults(func=run)`` with ``run(args) -> int``. Heavy imports
 belong inside ``run``, so ``gamebridge --help`` stays fast.
@@ -28,11 +28,11 @@ from typing import TYPE_CHECKING, Any
 from rollouts.drivers.base import RolloutRecord
 
 if TYPE_CHECKING:
-    from rollouts.summary import Divergence
+    from rollouts.evaluation.summary import Divergence
 
 PLUGINS: dict[str, str] = {
     # "name": "module:add_parser"  (one line per extra subcommand)
-    "train": "rollouts.train:add_parser",
+    "train": "rollouts.training.cli:add_parser",
     "play": "rollouts.play:add_parser",
 }
 
@@ -81,7 +81,7 @@ def _endpoint(base_url: str | None, policy: str, seed: int) -> Iterator[str]:
     if base_url:
         yield base_url
         return
-    from rollouts.policy_server import serve_in_thread
+    from rollouts.model.policy_server import serve_in_thread
 
     with serve_in_thread(policy, seed) as url:
         yield url
@@ -136,13 +136,13 @@ class Interrupts:
 
 
 def _unique_dir(stem: str) -> Path:
-    from rollouts.records import unique_path
+    from rollouts.evaluation.records import unique_path
 
     return unique_path("runs", stem, suffix="")
 
 
 def _call_policy(args: argparse.Namespace) -> Any:
-    from rollouts.llm import CallPolicy
+    from rollouts.model.client import CallPolicy
 
     return CallPolicy(
         timeout=args.model_timeout, retries=args.model_retries, backoff=args.model_backoff
@@ -200,11 +200,11 @@ def run_into_file(
     executor: str = "thread",
     ray_address: str | None = None,
 ) -> FileRun:
-    """Run the tasks the file lacks on ``executor`` (``rollouts.executors``),
+    """Run the tasks the file lacks on ``executor`` (``rollouts.drivers.executors``),
     appending each record as it finishes.
 
     Raises :class:`UsageError` when ``resume`` finds another run's file."""
-    from rollouts.records import RecordWriter, check_unlocked, read_run
+    from rollouts.evaluation.records import RecordWriter, check_unlocked, read_run
 
     check_unlocked(out)
     done: dict[int, RolloutRecord] = {}
@@ -233,7 +233,7 @@ def run_into_file(
 
         t0 = time.perf_counter()
         if todo:
-            from rollouts.executors import run_tasks
+            from rollouts.drivers.executors import run_tasks
 
             run_tasks(
                 driver,
@@ -302,13 +302,13 @@ def _add_serve(p: argparse.ArgumentParser) -> None:
 
 def _run_serve(args: argparse.Namespace) -> int:
     from adapters._lifeline import watch
-    from rollouts.policy_server import serve
+    from rollouts.model.policy_server import serve
 
-    watch()  # started by rollouts.servers (a test, make faults): stop when the parent ends
+    watch()  # started by rollouts.model.servers (a test, make faults): stop when the parent ends
 
     backend = None
     if args.model_path:
-        from rollouts.policy_model import ModelPathError, TransformersModel
+        from rollouts.model.transformers_backend import ModelPathError, TransformersModel
 
         try:
             backend = TransformersModel(
@@ -428,8 +428,8 @@ def _add_eval(p: argparse.ArgumentParser) -> None:
 
 def _run_eval(args: argparse.Namespace) -> int:
     from rollouts.drivers import get_driver
-    from rollouts.records import RecordFileError, run_header, unique_path
-    from rollouts.summary import format_summary, summarize
+    from rollouts.evaluation.records import RecordFileError, run_header, unique_path
+    from rollouts.evaluation.summary import format_summary, summarize
 
     problem = _executor_error(args)
     if problem:
@@ -529,7 +529,7 @@ def run_compare(
     """Run ``tasks`` through each framework (each into ``out_dir/GAME-FW.jsonl`` as
     episodes finish; ``resume`` completes those files); check identity against the
     core driver in the matching mode (text or tool calls), which runs here on threads.
-    ``executor``/``ray_address``: where the frameworks' episodes run (``rollouts.executors``).
+    ``executor``/``ray_address``: where the frameworks' episodes run (``rollouts.drivers.executors``).
 
     Returns (records by framework, summaries, divergences, failures) where
     ``failures`` maps a framework that raised, or whose tasks failed, to its error.
@@ -537,8 +537,8 @@ def run_compare(
     from rollouts.drivers import get_driver
     from rollouts.drivers.base import describe_failure, failure_line
     from rollouts.drivers.core import CoreDriver
-    from rollouts.records import run_header
-    from rollouts.summary import check_identity, summarize, trajectory_mode
+    from rollouts.evaluation.records import run_header
+    from rollouts.evaluation.summary import check_identity, summarize, trajectory_mode
 
     stop = stop or threading.Event()
     records: dict[str, list[RolloutRecord]] = {}
@@ -632,8 +632,8 @@ def compare_games(
     title: str,
 ) -> tuple[int, list[str]]:
     """Compare over several games; write the report. Returns (exit code, verdict lines)."""
-    from rollouts.report import GameSection, write_report
-    from rollouts.summary import format_comparison
+    from rollouts.evaluation.report import GameSection, write_report
+    from rollouts.evaluation.summary import format_comparison
 
     sections = []
     problems: list[str] = []
@@ -697,7 +697,7 @@ def compare_games(
 
 
 def _run_compare(args: argparse.Namespace) -> int:
-    from rollouts.records import RecordFileError, unique_path
+    from rollouts.evaluation.records import RecordFileError, unique_path
 
     problem = _executor_error(args)
     if problem:
@@ -739,7 +739,7 @@ def _add_export(p: argparse.ArgumentParser) -> None:
 
 
 def _run_export(args: argparse.Namespace) -> int:
-    from rollouts.export import export_dataset, parse_keep, read_records
+    from rollouts.evaluation.export import export_dataset, parse_keep, read_records
 
     try:
         keep = parse_keep(args.keep)

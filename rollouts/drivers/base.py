@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 if TYPE_CHECKING:
     from core.tasks import Task
-    from rollouts.llm import ChatClient, Completion
+    from rollouts.model.client import ChatClient, Completion
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -369,7 +369,7 @@ class Driver(ABC):  # noqa: B024 (abstract by contract: override run or run_task
     ``make`` finds its env (GEM, SkyRL Gym): imported by :meth:`available`,
     registered once per :meth:`session`."""
     call_policy: Any = None
-    """The :class:`rollouts.llm.CallPolicy` of every model call (``None``: the
+    """The :class:`rollouts.model.client.CallPolicy` of every model call (``None``: the
     default); the CLI sets it from ``--model-timeout/-retries/-backoff``."""
 
     def run(
@@ -419,7 +419,7 @@ class Driver(ABC):  # noqa: B024 (abstract by contract: override run or run_task
         self, *, base_url: str, model: str, api_key: str | None, concurrency: int = 1
     ) -> Iterator[RunContext]:
         """Set-up shared by all tasks of one :meth:`run` (default: a client)."""
-        from rollouts.llm import ChatClient
+        from rollouts.model.client import ChatClient
 
         if self.registers is not None:
             importlib.import_module(self.registers).register()

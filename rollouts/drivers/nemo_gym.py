@@ -97,7 +97,7 @@ class NemoGymDriver(Driver):
         return super().run(task_list, **kwargs)
 
     def _servers(self, model_url: str) -> list[AbstractContextManager[Any]]:
-        from rollouts.servers import SupervisedServer, free_port
+        from rollouts.model.servers import SupervisedServer, free_port
 
         python = str(nemo_python())
         env = {"PYTHONUNBUFFERED": "1"}
@@ -146,7 +146,7 @@ class NemoGymDriver(Driver):
 
         import httpx
 
-        from rollouts.gateway import ModelGateway
+        from rollouts.model.gateway import ModelGateway
 
         # NeMo Gym's agent (and the tools loop) call the model through the gateway: the
         # one call policy, and an answer within its bound (the agent retries a dead

@@ -2,7 +2,7 @@
 (``adapters.openenv.GameEnvClient``) against the adapter's server, started as a
 subprocess (``python -m adapters.openenv``) for the run and stopped afterwards.
 
-The model is called here (``rollouts.llm.ChatClient``); the system prompt and each
+The model is called here (``rollouts.model.client.ChatClient``); the system prompt and each
 observation come from the server, and the trajectory from the server's ``State``.
 ``openenv_tools`` offers the ``make_move`` tool (schema from the server) and sends a
 tool call as a structured ``GameAction(move=...)``.
@@ -43,7 +43,7 @@ class OpenEnvDriver(Driver):
     def session(
         self, *, base_url: str, model: str, api_key: str | None, concurrency: int = 1
     ) -> Iterator[RunContext]:
-        from rollouts.servers import SupervisedServer
+        from rollouts.model.servers import SupervisedServer
 
         # The client side imports openenv too (5-10 s): overlap it with the server's start.
         loader = threading.Thread(target=importlib.import_module, args=("adapters.openenv.env",))

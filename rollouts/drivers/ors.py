@@ -158,7 +158,7 @@ class ORSDriver(Driver):
     ) -> Iterator[RunContext]:
         from openreward import EnvironmentsAPI
 
-        from rollouts.servers import start_server
+        from rollouts.model.servers import start_server
 
         argv = [
             server_python(), "-m", "adapters.ors", "--host", "127.0.0.1", "--port", "{port}",

@@ -60,7 +60,7 @@ class VerifiersDriver(Driver):
         on_record: Callable[[int, RolloutRecord], None] | None = None,
         stop: threading.Event | None = None,
     ) -> list[RolloutRecord]:
-        from rollouts.gateway import ModelGateway
+        from rollouts.model.gateway import ModelGateway
 
         task_list = as_tasks(tasks)
         if not task_list:

@@ -74,10 +74,10 @@ def resolve(name: str, roots: list[Path]) -> Path:
 
 
 def read_rows(path: Path) -> list[dict[str, Any]]:
-    """The records of a run file (``rollouts.records.read_run``: the header line
+    """The records of a run file (``rollouts.evaluation.records.read_run``: the header line
     skipped, a torn last line skipped), in task order: the order of the report's
     replay, so its links name the same episode."""
-    from rollouts.records import RecordFileError, read_run
+    from rollouts.evaluation.records import RecordFileError, read_run
 
     if path.stat().st_size > MAX_FILE_BYTES:
         raise PlayError(f"{path} is over {MAX_FILE_BYTES} bytes", status=413)

@@ -79,7 +79,7 @@ class EndpointModel:
     """Any OpenAI-compatible chat endpoint (vLLM serving a trained model, an API)."""
 
     def __init__(self, base_url: str, model: str, api_key: str | None = None) -> None:
-        from rollouts.llm import ChatClient
+        from rollouts.model.client import ChatClient
 
         self.client = ChatClient(base_url, model, api_key, max_retries=1)
         self.name = f"{model} at {base_url}"
@@ -87,7 +87,7 @@ class EndpointModel:
     def reply(self, messages: list[dict[str, Any]]) -> str:
         import httpx
 
-        from rollouts.llm import ModelError
+        from rollouts.model.client import ModelError
 
         try:
             return self.client.complete(messages).text

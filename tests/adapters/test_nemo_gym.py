@@ -34,7 +34,7 @@ TOOLS_TTL = 3.0
 
 def _server(style: str, *extra: str) -> Any:
     from rollouts.drivers.nemo_gym import ROOT
-    from rollouts.servers import start_server
+    from rollouts.model.servers import start_server
 
     argv = ["python", "-m", "adapters.nemo_gym", "--style", style, "--port", "{port}", *extra]
     return start_server(argv, "/", {"PYTHONUNBUFFERED": "1"}, str(nemo_python()), cwd=ROOT)
@@ -303,8 +303,8 @@ def agent(urls: dict[str, str]) -> Iterator[str]:
     """NeMo Gym's own GymnasiumAgent (adapters.nemo_gym.agent) over the gymnasium server,
     the model being the scripted policy server (in this process)."""
     from rollouts.drivers.nemo_gym import ROOT
-    from rollouts.policy_server import serve_in_thread
-    from rollouts.servers import start_server
+    from rollouts.model.policy_server import serve_in_thread
+    from rollouts.model.servers import start_server
 
     with serve_in_thread("noisy:0.4/minimax:1", seed=3) as model_url:
         argv = ["python", "-m", "adapters.nemo_gym.agent", "--port", "{port}"]

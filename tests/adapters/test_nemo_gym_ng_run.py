@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from core.tasks import make_tasks
-from rollouts import ng_run
+from rollouts.drivers import ng_run
 from rollouts.drivers.core import CoreDriver
 from rollouts.drivers.nemo_gym import nemo_python
-from rollouts.policy_server import serve_in_thread
+from rollouts.model.policy_server import serve_in_thread
 
 POLICY = "noisy:0.2/minimax:1"
 

@@ -143,7 +143,7 @@ def _documented(prefix: str, lang: str = "bash") -> str:
 
 @pytest.fixture(scope="module")
 def server_url() -> Iterator[str]:
-    from rollouts.servers import start_server
+    from rollouts.model.servers import start_server
 
     argv = shlex.split(_documented("python -m adapters.openenv"))
     argv[argv.index("--port") + 1] = "{port}"

@@ -43,7 +43,7 @@ def _cmd() -> list[str]:
 def server() -> Iterator[str]:
     """The server started by the Docker image's own CMD (``python -m server.app ...``),
     from the repository root (the image's WORKDIR holds the same files), on 127.0.0.1."""
-    from rollouts.servers import start_server
+    from rollouts.model.servers import start_server
 
     argv = _cmd()
     assert argv[:3] == ["python", "-m", "server.app"]

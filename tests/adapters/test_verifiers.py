@@ -106,7 +106,7 @@ async def _run_env(rows: list[dict[str, Any]], base_url: str) -> list[Any]:
 @pytest.mark.server
 def test_env_plays_the_episode_and_records_it_in_the_trace() -> None:
     from core.players import ScriptedPlayer
-    from rollouts.policy_server import serve_in_thread
+    from rollouts.model.policy_server import serve_in_thread
 
     rows = [t.to_dict() for t in make_tasks(3, seed=5, game="tictactoe")]
     with serve_in_thread(POLICY, seed=0) as url:
@@ -164,7 +164,7 @@ def _documented_vf_eval(index: int = 0) -> list[str]:
 
 @pytest.mark.server
 def test_the_documented_vf_eval_command_runs_offline(tmp_path: Path) -> None:
-    from rollouts.policy_server import serve_in_thread
+    from rollouts.model.policy_server import serve_in_thread
 
     argv = _documented_vf_eval()
     assert "--no-push" in argv and "--env.taskset.game" in argv
@@ -196,7 +196,7 @@ def test_a_failed_rollout_is_a_failure_record_naming_the_endpoint() -> None:
     """Issue 15: a task that fails gets a failure record (the others would go on),
     naming the model endpoint and why, not an exception that sinks the run."""
     from rollouts.drivers import get_driver
-    from rollouts.llm import CallPolicy
+    from rollouts.model.client import CallPolicy
 
     driver = get_driver("verifiers")
     driver.call_policy = CallPolicy(timeout=5, retries=1, backoff=0.05)
@@ -243,7 +243,7 @@ def test_tool_mode_tasks_carry_core_s_tool_prompt_and_schema() -> None:
 def test_vf_eval_tool_mode_with_the_walkthrough_s_arguments_and_weights(tmp_path: Path) -> None:
     """The documented tool-mode ``vf-eval``: every move a ``make_move`` call judged by
     core, the walkthrough's opponent, and Verifiers' re-weighted reward in core's total."""
-    from rollouts.policy_server import serve_in_thread
+    from rollouts.model.policy_server import serve_in_thread
 
     argv = _documented_vf_eval(1)
     assert argv[argv.index("--env.taskset.tools") + 1] == "true"

@@ -66,7 +66,7 @@ def _tasks() -> list[Task]:
 
 @pytest.fixture(scope="module")
 def policy_url() -> Iterator[str]:
-    from rollouts.policy_server import serve_in_thread
+    from rollouts.model.policy_server import serve_in_thread
 
     with serve_in_thread(POLICY, seed=0) as url:
         yield url

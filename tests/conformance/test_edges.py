@@ -54,7 +54,7 @@ def _tasks(case: str) -> list[Task]:
 @cache
 def _run(case: str, name: str) -> dict[str, RolloutRecord]:
     """``case`` through driver ``name`` (one run for every game): game -> record."""
-    from rollouts.policy_server import serve_in_thread
+    from rollouts.model.policy_server import serve_in_thread
 
     spec = CASES[case]
     if name in ("core", "core_tools"):

@@ -28,7 +28,7 @@ from typing import Any
 
 import httpx
 
-from rollouts.servers import free_port, start_server
+from rollouts.model.servers import free_port, start_server
 
 ROOT = Path(__file__).resolve().parents[2]
 FAULTS = ("500", "429", "truncated", "huge", "hang", "drop")

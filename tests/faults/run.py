@@ -49,7 +49,7 @@ from faultkit import (
 from core.tasks import make_tasks
 from rollouts.drivers import available_drivers
 from rollouts.drivers.core import CoreDriver
-from rollouts.records import read_run
+from rollouts.evaluation.records import read_run
 
 POLICY = "noisy:0.3/minimax:1"
 CALL = ["--model-timeout", "3", "--model-retries", "3", "--model-backoff", "0.1"]

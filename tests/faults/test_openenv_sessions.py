@@ -24,7 +24,7 @@ websockets = pytest.importorskip("websockets")
 
 from faultkit import wait_for  # noqa: E402 (after the skips)
 
-from rollouts.servers import start_server  # noqa: E402
+from rollouts.model.servers import start_server  # noqa: E402
 
 pytestmark = pytest.mark.server
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from reliability_servers import IDLE_TIMEOUT, MAX_SESSIONS, can_start
 
-from rollouts.load import SERVERS, server_manager
+from rollouts.evaluation.load import SERVERS, server_manager
 
 
 @pytest.fixture(scope="session")

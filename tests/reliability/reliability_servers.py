@@ -1,6 +1,6 @@
 """Shared by the reliability tests: which servers, and how they are started.
 
-Servers start together, the way ``rollouts/load.py`` starts them (as their drivers
+Servers start together, the way ``rollouts/evaluation/load.py`` starts them (as their drivers
 do), with a short idle timeout and a small session cap so that expiry and the cap
 can be tested. The session-scoped fixture lives in ``conftest.py``.
 """
@@ -13,7 +13,7 @@ import pytest
 
 from rollouts.drivers.nemo_gym import nemo_python
 from rollouts.drivers.ors import ORSDriver, ors_python
-from rollouts.load import SERVERS
+from rollouts.evaluation.load import SERVERS
 
 IDLE_TIMEOUT = {"openenv": 3.0, "nemo_gym": 5.0, "nemo_gym_tools": 5.0, "ors": 5.0}
 """Seconds. OpenEnv's reaper wakes every ``max(timeout / 4, 5)`` s. NeMo Gym's is

@@ -30,7 +30,7 @@ from reliability_servers import (
 from adapters.nemo_gym.rows import DONE_HEADER, make_row
 from core.episode import Episode
 from core.tasks import Task
-from rollouts.load import (
+from rollouts.evaluation.load import (
     LoadReport,
     _nemo_session,
     _nemo_tools_session,
@@ -570,7 +570,7 @@ POLICY_CASES: list[tuple[str, str, Any, int, str]] = [
 
 
 def test_policy_server_bad_requests_get_4xx_then_it_serves() -> None:
-    from rollouts.policy_server import serve_in_thread
+    from rollouts.model.policy_server import serve_in_thread
 
     task = Task(game="connect_four", seed=4)
     episode = Episode(task)

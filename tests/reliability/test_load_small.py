@@ -1,4 +1,4 @@
-"""A small ``make load`` (rollouts/load.py): 8 sessions x 3 episodes against each
+"""A small ``make load`` (rollouts/evaluation/load.py): 8 sessions x 3 episodes against each
 environment server as a real process, with the scripted player in this process.
 
 Every episode's server trajectory must be core's replay of the replies its own
@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from reliability_servers import IDLE_TIMEOUT, server_params
 
-from rollouts.load import LoadReport, run_load
+from rollouts.evaluation.load import LoadReport, run_load
 
 SESSIONS, EPISODES = 8, 3
 pytestmark = pytest.mark.server

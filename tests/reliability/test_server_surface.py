@@ -50,7 +50,7 @@ SERVER_MODULES = [
     "adapters/ors/env.py",
     "adapters/ors/server.py",
     "adapters/ors/__main__.py",
-    "rollouts/policy_server.py",
+    "rollouts/model/policy_server.py",
 ]
 FORBIDDEN_NAMES = {"eval", "exec", "compile", "open", "__import__", "breakpoint"}
 """Builtins that run code or open files."""
@@ -116,7 +116,7 @@ def test_route_lists_are_pinned(server: str, reliability_servers: dict[str, Any]
 
 def test_policy_server_routes_and_default_host() -> None:
     from rollouts import cli
-    from rollouts.policy_server import create_app, serve, serve_in_thread
+    from rollouts.model.policy_server import create_app, serve, serve_in_thread
 
     paths = {getattr(r, "path", "") for r in create_app("random").routes}
     assert paths == {

@@ -13,8 +13,8 @@ from rollouts import cli
 from rollouts.drivers import DRIVERS, get_driver
 from rollouts.drivers.base import RolloutRecord
 from rollouts.drivers.core import CoreDriver
-from rollouts.export import conversation, read_records
-from rollouts.policy_server import serve_in_thread
+from rollouts.evaluation.export import conversation, read_records
+from rollouts.model.policy_server import serve_in_thread
 
 pytestmark = pytest.mark.server
 
@@ -214,7 +214,7 @@ def test_serve_policy_subprocess() -> None:
     """`gamebridge serve-policy` as a subprocess, started with start_server."""
     import httpx
 
-    from rollouts.servers import start_server
+    from rollouts.model.servers import start_server
 
     argv = [
         "python",

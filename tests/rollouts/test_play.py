@@ -281,8 +281,8 @@ def test_a_dead_model_endpoint_is_a_502_with_a_message(tmp_path: Path) -> None:
 def test_an_openai_compatible_endpoint_plays_like_the_scripted_model_in_process() -> None:
     """The policy server is an OpenAI-compatible endpoint backed by the same scripted
     player: a game against it over HTTP equals the same game in-process."""
+    from rollouts.model.policy_server import serve_in_thread
     from rollouts.play.session import EndpointModel
-    from rollouts.policy_server import serve_in_thread
 
     setup = Setup(game="nim", other="model", side=1, seed=9)
     with serve_in_thread("minimax:2", 9) as url:

@@ -316,7 +316,7 @@ def test_replay_a_demo_run_from_the_reports_link(page: Page, server: str, runs_d
     # The report's replay links to the play page (default port), naming the record file.
     assert "gamebridge play" in report and "127.0.0.1:8765" in report
     record_file = out / "othello-core.jsonl"
-    from rollouts.records import read_run
+    from rollouts.evaluation.records import read_run
 
     rows = [r.to_dict() for r in read_run(record_file).ordered()]  # task order, as the report
     traj = rows[1]["trajectory"]
@@ -377,7 +377,7 @@ def test_replay_every_record_of_a_full_demo_run(page: Page, server: str, runs_di
     assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
     files = sorted(out.glob("*.jsonl"))
     assert len(files) >= 2 * 6, [f.name for f in files]
-    from rollouts.records import read_run
+    from rollouts.evaluation.records import read_run
 
     for path in files:
         rows = [r.to_dict() for r in read_run(path).ordered()]  # the header line skipped

@@ -13,7 +13,7 @@ import pytest
 from core.episode import Episode
 from core.players import ScriptedPlayer
 from core.tasks import Task
-from rollouts.policy_server import count_tokens, serve_in_thread
+from rollouts.model.policy_server import count_tokens, serve_in_thread
 
 pytestmark = pytest.mark.server
 
@@ -429,7 +429,7 @@ def test_listening_socket_gets_nodelay_connections() -> None:
     IPPROTO_TCP; without it every keep-alive request waited ~40 ms (Nagle + delayed ACK)."""
     import socket
 
-    from rollouts.policy_server import _bind
+    from rollouts.model.policy_server import _bind
 
     sock = _bind("127.0.0.1", 0)
     try:

@@ -16,9 +16,9 @@ from core.tasks import Task, make_tasks
 from rollouts import cli
 from rollouts.drivers.base import DriverError, RolloutRecord, RunContext
 from rollouts.drivers.core import CoreDriver
-from rollouts.executors import run_on_ray, run_tasks
-from rollouts.export import read_records
-from rollouts.policy_server import serve_in_thread
+from rollouts.drivers.executors import run_on_ray, run_tasks
+from rollouts.evaluation.export import read_records
+from rollouts.model.policy_server import serve_in_thread
 
 ray = pytest.importorskip("ray")
 pytestmark = pytest.mark.server

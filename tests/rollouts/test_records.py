@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from rollouts.drivers.base import RolloutRecord
-from rollouts.records import (
+from rollouts.evaluation.records import (
     RecordFileLocked,
     RecordWriter,
     read_run,
@@ -52,7 +52,7 @@ def test_a_second_writer_is_refused_even_from_another_process(tmp_path: Path) ->
         with pytest.raises(RecordFileLocked, match="another gamebridge process"):
             RecordWriter(path, {}, resume=True)
         code = (
-            "import sys\nfrom rollouts.records import RecordWriter, RecordFileLocked\n"
+            "import sys\nfrom rollouts.evaluation.records import RecordWriter, RecordFileLocked\n"
             "try:\n    RecordWriter(sys.argv[1], {})\nexcept RecordFileLocked:\n    sys.exit(3)\n"
         )
         assert subprocess.run([sys.executable, "-c", code, str(path)]).returncode == 3

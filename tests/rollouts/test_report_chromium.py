@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from rollouts.drivers.base import RolloutRecord
-from rollouts.report import GameSection, render_report, replay_frames, write_report
-from rollouts.summary import check_identity
+from rollouts.evaluation.report import GameSection, render_report, replay_frames, write_report
+from rollouts.evaluation.summary import check_identity
 
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = [

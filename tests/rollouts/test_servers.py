@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from rollouts.llm import ChatClient, ModelError, parse_completion
-from rollouts.servers import ServerStartError, free_port, start_server
+from rollouts.model.client import ChatClient, ModelError, parse_completion
+from rollouts.model.servers import ServerStartError, free_port, start_server
 
 pytestmark = pytest.mark.server
 
@@ -94,7 +94,7 @@ def test_chat_client_unreachable_raises_after_retries() -> None:
 
 
 def test_chat_client_4xx_is_not_retried_and_api_key_sent(monkeypatch) -> None:
-    from rollouts.policy_server import serve_in_thread
+    from rollouts.model.policy_server import serve_in_thread
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     with serve_in_thread("random", 0) as url:
@@ -140,8 +140,8 @@ def test_async_client_matches_sync() -> None:
 
     from core.episode import Episode
     from core.tasks import Task
-    from rollouts.llm import AsyncChatClient
-    from rollouts.policy_server import serve_in_thread
+    from rollouts.model.client import AsyncChatClient
+    from rollouts.model.policy_server import serve_in_thread
 
     ep = Episode(Task(game="connect_four", seed=2))
     messages = [

@@ -9,7 +9,7 @@ import math
 import pytest
 
 from rollouts.drivers.base import RolloutRecord
-from rollouts.summary import (
+from rollouts.evaluation.summary import (
     bucket_label,
     check_identity,
     first_difference,

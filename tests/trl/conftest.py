@@ -24,7 +24,7 @@ def tiny_data() -> tuple[list[Any], list[Any], Any]:
     """(text rows, tool rows, tokenizer): SFT rows in both formats and a
     tokenizer trained on them."""
     from core.tasks import make_tasks
-    from rollouts.tiny import build_tokenizer, chat_rows, scripted_records
+    from rollouts.training.tiny import build_tokenizer, chat_rows, scripted_records
 
     tasks = make_tasks(160, seed=1, num_groups=1, opponent="random")
     keep = {"win", "draw"}
@@ -37,8 +37,8 @@ def tiny_data() -> tuple[list[Any], list[Any], Any]:
 
 
 def _sft(rows: list[Any], tokenizer: Any, steps: int, tmp: Any) -> Any:
-    from rollouts.tiny import build_model
-    from rollouts.train_sft import run_sft
+    from rollouts.training.sft import run_sft
+    from rollouts.training.tiny import build_model
 
     model = build_model(tokenizer)
     run_sft(

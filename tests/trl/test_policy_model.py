@@ -19,9 +19,9 @@ def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny recipe-style model: 100 SFT steps on teacher decisions (it plays legal moves)."""
     from core.tasks import make_tasks
     from core.teacher import make_teacher
-    from rollouts.recipe import MODEL_CONFIG, decisions, play_teacher, sft_rows
-    from rollouts.tiny import build_model, build_tokenizer, save_tiny
-    from rollouts.train_sft import run_sft
+    from rollouts.training.recipe import MODEL_CONFIG, decisions, play_teacher, sft_rows
+    from rollouts.training.sft import run_sft
+    from rollouts.training.tiny import build_model, build_tokenizer, save_tiny
 
     tasks = make_tasks(120, seed=3, opponent="minimax", depth=9, num_groups=10)
     rows = sft_rows(
@@ -47,8 +47,8 @@ def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def server(model_dir: Path) -> Any:
-    from rollouts.policy_model import TransformersModel
-    from rollouts.policy_server import serve_in_thread
+    from rollouts.model.policy_server import serve_in_thread
+    from rollouts.model.transformers_backend import TransformersModel
 
     with serve_in_thread("random", backend=TransformersModel(model_dir)) as url:
         yield url
@@ -114,12 +114,16 @@ def test_bad_model_path_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert "not a model folder" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("n", [1, pytest.param(3, marks=pytest.mark.slow)])
 def test_compare_runs_the_trained_model_through_every_framework(
-    server: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    n: int, server: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """One task per framework in ``make test`` (each framework's start-up and one game
+    through the model dominate); three in ``make test-slow``."""
     from rollouts.cli import main
 
-    code = main(["compare", "--base-url", server, "-n", "3", "--seed", "4", "--out", str(tmp_path)])
+    args = ["compare", "--base-url", server, "-n", str(n), "--seed", "4", "--out", str(tmp_path)]
+    code = main(args)
     out = capsys.readouterr().out
     assert "IDENTICAL across" in out, out[-2000:]
     assert code == 0

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rollouts.recipe import (
+from rollouts.training.recipe import (
     MODEL_CONFIG,
     RecipeSettings,
     decisions,
@@ -30,7 +30,7 @@ from rollouts.recipe import (
 
 @pytest.mark.timeout(2400)  # a couple of minutes idle; far more on a loaded shared machine
 def test_reduced_recipe_sft_learns_to_play(tmp_path: Path) -> None:
-    from rollouts.recipe import run_recipe
+    from rollouts.training.recipe import run_recipe
 
     docs = tmp_path / "doc.md"
     docs.write_text(f"before\n{marker('tictactoe')}\nold\n{marker('tictactoe', end=True)}\nafter\n")

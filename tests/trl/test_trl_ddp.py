@@ -16,14 +16,14 @@ from typing import Any
 
 import pytest
 
-from rollouts import train_ddp
-from rollouts.train_ddp import CheckError, check_run, compare_runs, run_launch, train_flags
+from rollouts.training import ddp as train_ddp
+from rollouts.training.ddp import CheckError, check_run, compare_runs, run_launch, train_flags
 
 
 @pytest.fixture(scope="module")
 def tiny_dir(tiny: tuple[Any, Any], tmp_path_factory: pytest.TempPathFactory) -> str:
     """The session's warmed-up tiny model, saved where ``--model`` loads it."""
-    from rollouts.tiny import save_tiny
+    from rollouts.training.tiny import save_tiny
 
     model, tokenizer = tiny
     return str(save_tiny(model, tokenizer, tmp_path_factory.mktemp("tiny") / "model"))

@@ -16,7 +16,7 @@ from core.tasks import Task
 
 
 def _settings(mode: str, tmp: Any) -> Any:
-    from rollouts.train_grpo import GRPOSettings
+    from rollouts.training.grpo import GRPOSettings
 
     return GRPOSettings(
         game="tictactoe",
@@ -48,7 +48,7 @@ def _check_logs(trainer: Any, extra_columns: set[str], min_turns: float) -> None
 
 
 def test_rollout_func_two_steps(tiny_copy: tuple[Any, Any], tmp_path: Any) -> None:
-    from rollouts.train_grpo import train_grpo
+    from rollouts.training.grpo import train_grpo
 
     model, tokenizer = tiny_copy
     rollout = TextRollout(max_new_tokens=16)
@@ -69,7 +69,7 @@ def test_rollout_func_two_steps(tiny_copy: tuple[Any, Any], tmp_path: Any) -> No
 
 
 def test_env_factory_two_steps(tiny_copy: tuple[Any, Any], tmp_path: Any) -> None:
-    from rollouts.train_grpo import train_grpo
+    from rollouts.training.grpo import train_grpo
 
     model, tokenizer = tiny_copy
     trainer = train_grpo(
@@ -136,7 +136,7 @@ def test_observation_suffix_is_a_user_turn(tiny_copy: tuple[Any, Any]) -> None:
 
 @pytest.mark.parametrize("mode", ["env_factory", "rollout_func"])
 def test_grpo_config_batch_spans_the_groups(mode: str, tmp_path: Any) -> None:
-    from rollouts.train_grpo import GRPOSettings, grpo_config, make_train_tasks
+    from rollouts.training.grpo import GRPOSettings, grpo_config, make_train_tasks
 
     s = GRPOSettings(
         mode=mode,
@@ -161,7 +161,7 @@ def test_grpo_config_batch_spans_the_groups(mode: str, tmp_path: Any) -> None:
 def test_gpu_defaults_give_256_games_per_update(tmp_path: Any) -> None:
     import argparse
 
-    from rollouts.train_grpo import GPU_DEFAULTS, add_arguments, grpo_config, settings_from
+    from rollouts.training.grpo import GPU_DEFAULTS, add_arguments, grpo_config, settings_from
 
     parser = argparse.ArgumentParser()
     add_arguments(parser)

@@ -15,8 +15,8 @@ GAIN = 0.10
 
 def test_grpo_raises_the_legal_move_rate(tiny_weak: tuple[Any, Any], tmp_path: Any) -> None:
     from core.tasks import make_tasks
-    from rollouts.tiny import evaluate
-    from rollouts.train_grpo import GRPOSettings, train_grpo
+    from rollouts.training.grpo import GRPOSettings, train_grpo
+    from rollouts.training.tiny import evaluate
 
     # Strict tasks (the first invalid reply forfeits): no illegal reply ever
     # shares a won game's advantage. Evaluation uses default tasks (3 retries).
@@ -54,7 +54,7 @@ def test_full_recipe_meets_the_targets(tmp_path: Any) -> None:
     """``gamebridge train recipe --game tictactoe`` with its defaults (tens of
     minutes on a loaded 2-core machine): greedy, at least 99% non-losses
     against the optimal opponent and 95% wins against the random one."""
-    from rollouts.recipe import RecipeSettings, run_recipe
+    from rollouts.training.recipe import RecipeSettings, run_recipe
 
     results = run_recipe(RecipeSettings(output_dir=str(tmp_path), docs="", weak_start="no"))
     final = results["stages"][list(results["stages"])[-1]]["greedy"]

@@ -4,7 +4,7 @@ rewards it logs are core's.
 
 Both run from ``.venv-ors`` (openreward cannot share ``.venv`` with Verifiers):
 the server as ``python -m adapters.ors``, the training as ``python -m
-rollouts.train_ors --tiny``, which checks every rollout of the last batch against
+rollouts.training.ors --tiny``, which checks every rollout of the last batch against
 ``core.Episode`` and exits 1 when TRL's logged mean reward is not core's.
 """
 
@@ -32,7 +32,7 @@ def _train(url: str, out: Path, *extra: str) -> tuple[int, dict[str, Any], str]:
     env = {**os.environ, "TRL_EXPERIMENTAL_SILENCE": "1"}
     env.pop("OPENREWARD_SESSION_URL", None)  # train_ors must set it itself
     argv = [
-        str(ors_python()), "-m", "rollouts.train_ors", "--url", url, "--tiny",
+        str(ors_python()), "-m", "rollouts.training.ors", "--url", url, "--tiny",
         "--sft-games", "60", "--sft-steps", "60", "--output-dir", str(out / "run"),
         "--out", str(out / "figures.json"), *extra,
     ]  # fmt: skip
@@ -52,7 +52,7 @@ def _train(url: str, out: Path, *extra: str) -> tuple[int, dict[str, Any], str]:
 
 
 def test_openreward_spec_trains_two_grpo_steps_with_core_rewards(tmp_path: Path) -> None:
-    from rollouts.servers import start_server
+    from rollouts.model.servers import start_server
 
     argv = [
         "python", "-m", "adapters.ors", "--port", "{port}", "--games", "tictactoe",

@@ -2,10 +2,10 @@
 
 Subcommands (heavy imports happen only when one runs):
 
-* ``grpo``: GRPO on a game (``rollouts.train_grpo``; both TRL hooks).
-* ``sft``: supervised warm-up on a ``gamebridge export`` folder (``rollouts.train_sft``).
+* ``grpo``: GRPO on a game (``rollouts.training.grpo``; both TRL hooks).
+* ``sft``: supervised warm-up on a ``gamebridge export`` folder (``rollouts.training.sft``).
 * ``recipe``: the seed's recipe end to end on CPU: teacher games, a tiny local
-  model, SFT, two GRPO stages, evaluation after each (``rollouts.recipe``;
+  model, SFT, two GRPO stages, evaluation after each (``rollouts.training.recipe``;
   ``make train-recipe``, ``--quick`` for a smoke run).
 """
 
@@ -16,7 +16,9 @@ import argparse
 
 def add_parser(parser: argparse.ArgumentParser) -> None:
     """Train with TRL: grpo, sft, recipe (see docs/trl.md)."""
-    from rollouts import recipe, train_grpo, train_sft
+    from rollouts.training import grpo as train_grpo
+    from rollouts.training import recipe
+    from rollouts.training import sft as train_sft
 
     sub = parser.add_subparsers(dest="train_command", required=True, metavar="KIND")
     for name, module, text in (

@@ -1,4 +1,4 @@
-"""The model gateway: one :class:`~rollouts.llm.CallPolicy` for frameworks that call
+"""The model gateway: one :class:`~rollouts.model.client.CallPolicy` for frameworks that call
 the model themselves (Verifiers' interception client, NeMo Gym's agent).
 
 ``with ModelGateway(upstream, policy) as gw:`` serves ``gw.url`` (``http://127.0.0.1:
@@ -26,7 +26,7 @@ from typing import Any
 
 import httpx
 
-from rollouts.llm import DEFAULT_POLICY, RETRY_STATUS, CallPolicy
+from rollouts.model.client import DEFAULT_POLICY, RETRY_STATUS, CallPolicy
 
 HOP_HEADERS = {"host", "content-length", "connection", "transfer-encoding", "accept-encoding"}
 

@@ -9,7 +9,7 @@ Nothing comes from a model hub:
 * the model is ``Qwen2ForCausalLM`` randomly initialised from a small config
   (about 0.2M parameters).
 
-The training recipe that uses them is ``rollouts.recipe`` (``gamebridge
+The training recipe that uses them is ``rollouts.training.recipe`` (``gamebridge
 train recipe``); the TRL tests use the scripted games and :func:`evaluate`.
 """
 
@@ -60,7 +60,7 @@ class ScriptedClient:
     ``PolicyModel`` (no HTTP: thousands of scripted turns in seconds)."""
 
     def __init__(self, policy: str, seed: int = 0) -> None:
-        from rollouts.policy_server import PolicyModel
+        from rollouts.model.policy_server import PolicyModel
 
         self.model = PolicyModel(policy, seed)
 
@@ -69,7 +69,7 @@ class ScriptedClient:
     ) -> Any:
         from core.parsing import decode_tool_arguments
         from core.prompts import TOOL_NAME
-        from rollouts.llm import Completion, ToolCall
+        from rollouts.model.client import Completion, ToolCall
 
         answer = self.model.answer(messages, use_tool=bool(tools))
         if answer.arguments is not None:  # a make_move call's JSON text, decoded as ChatClient does
@@ -100,9 +100,8 @@ def scripted_records(tasks: Sequence[Any], policy: str, *, tools: bool, seed: in
 
 def chat_rows(records: Sequence[Any], keep: set[str]) -> list[dict[str, Any]]:
     """SFT rows (``messages``, plus ``tools`` for tool-mode games) from records,
-    through ``rollouts.export`` (see ``rollouts.train_sft.normalize_messages``)."""
-    from rollouts.export import export_rows
-    from rollouts.train_sft import chat_row
+    through ``rollouts.evaluation.export`` (see ``rollouts.evaluation.export.normalize_messages``)."""
+    from rollouts.evaluation.export import chat_row, export_rows
 
     by_id = {str(r.trajectory.get("task_id")): r for r in records}
     return [

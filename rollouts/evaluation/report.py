@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from rollouts.drivers.base import RolloutRecord
-from rollouts.summary import (
+from rollouts.evaluation.summary import (
     RESULTS,
     Divergence,
     Summary,

@@ -324,7 +324,7 @@ def create_app(
 ) -> FastAPI:
     """The FastAPI app answering with ``ScriptedPlayer(policy, seed)``, or with
     ``backend`` (an object with ``model_name`` and ``answer(messages,
-    use_tool) -> Answer``, e.g. ``rollouts.policy_model.TransformersModel``)."""
+    use_tool) -> Answer``, e.g. ``rollouts.model.transformers_backend.TransformersModel``)."""
     model = backend if backend is not None else PolicyModel(policy, seed, model_name)
     app = FastAPI(title="gamebridge policy server", docs_url=None, redoc_url=None)
     app.state.model = model

@@ -122,7 +122,7 @@ def grpo_config(s: GRPOSettings, *, progress: bool = True) -> Any:
     if s.mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {s.mode!r}")
     batch = s.num_groups * s.num_generations
-    # Under `accelerate launch` (rollouts.train_ddp) each of WORLD_SIZE processes takes its
+    # Under `accelerate launch` (rollouts.training.ddp) each of WORLD_SIZE processes takes its
     # share: `batch` games per optimizer update in all, whatever the number of processes.
     world = int(os.environ.get("WORLD_SIZE", "1"))
     per_device = s.per_device_batch_size or max(1, batch // world)
@@ -188,7 +188,7 @@ def build_trainer(
             raise ValueError("give a model (a local folder or hub id)")
         model = s.model
     if tokenizer is None:
-        from rollouts.tiny import load_tokenizer
+        from rollouts.training.tiny import load_tokenizer
 
         tokenizer = load_tokenizer(s.model)
     peft_config = None
@@ -266,7 +266,7 @@ def run(args: argparse.Namespace) -> int:
     s = settings_from(args)
     trainer = train_grpo(s)
     trainer.save_model(s.output_dir)
-    from rollouts.tiny import keep_marker
+    from rollouts.training.tiny import keep_marker
 
     keep_marker(s.model, s.output_dir)
     print(f"saved the trained model to {s.output_dir}", flush=True)

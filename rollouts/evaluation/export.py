@@ -121,11 +121,53 @@ def export_rows(records: Iterable[RolloutRecord], keep: set[str]) -> list[dict[s
     return rows
 
 
+def normalize_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Messages with one schema (role, content, tool_calls) and tool-call
+    arguments as objects."""
+    out = []
+    for m in messages:
+        calls = None
+        if m.get("tool_calls"):
+            calls = []
+            for c in m["tool_calls"]:
+                fn = dict(c.get("function") or {})
+                args = fn.get("arguments")
+                if isinstance(args, str):
+                    args = json.loads(args) if args.strip() else {}
+                calls.append(
+                    {"type": "function", "function": {"name": fn.get("name"), "arguments": args}}
+                )
+        out.append({"role": m["role"], "content": m.get("content") or "", "tool_calls": calls})
+    return out
+
+
+def chat_row(
+    messages: Sequence[Mapping[str, Any]], *, game: str, trajectory: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """One training row: ``messages`` (normalised) and, for tool-mode games,
+    ``tools`` (JSON text) and, given the ``trajectory``, the closing turn."""
+    from core.episode import Episode
+    from core.games import make_game
+    from core.prompts import tool_schema
+
+    msgs = normalize_messages(messages)
+    row: dict[str, Any] = {"messages": msgs}
+    if any(m["tool_calls"] for m in msgs):
+        row["tools"] = json.dumps([tool_schema(make_game(game))])
+        if trajectory is not None and trajectory.get("done"):
+            final = Episode.from_trajectory(trajectory).observation
+            msgs += [
+                {"role": "tool", "content": final, "tool_calls": None},
+                {"role": "assistant", "content": "", "tool_calls": None},
+            ]
+    return row
+
+
 def read_records(path: str | Path) -> list[RolloutRecord]:
     """Records from a JSONL file written by ``gamebridge eval``/``compare``: the
-    last record of each task, by task index (``rollouts.records.read_run``; a torn
+    last record of each task, by task index (``rollouts.evaluation.records.read_run``; a torn
     last line is skipped, with a warning)."""
-    from rollouts.records import RecordFileError, read_run
+    from rollouts.evaluation.records import RecordFileError, read_run
 
     try:
         return read_run(path).ordered()

@@ -63,7 +63,7 @@ class TransformersModel:
                 "the transformers backend needs torch and transformers; "
                 "install with: pip install -e '.[trl]'"
             ) from e
-        from rollouts.tiny import load_tokenizer
+        from rollouts.training.tiny import load_tokenizer
 
         torch.set_num_threads(threads)
         self.torch = torch
@@ -80,7 +80,7 @@ class TransformersModel:
 
     def prompt(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The chat the model reads for ``messages``."""
-        from rollouts.policy_server import RequestError
+        from rollouts.model.policy_server import RequestError
 
         if self.context == "chat":
             return [
@@ -125,9 +125,9 @@ class TransformersModel:
         return tok.decode(reply, skip_special_tokens=True).strip(), len(ids)
 
     def answer(self, messages: list[dict[str, Any]], use_tool: bool) -> Any:
-        """The model's ``Answer`` (``rollouts.policy_server.Answer``)."""
+        """The model's ``Answer`` (``rollouts.model.policy_server.Answer``)."""
         from core.parsing import TOOL_ARGUMENT, FormatError, parse_reply
-        from rollouts.policy_server import Answer, _digest
+        from rollouts.model.policy_server import Answer, _digest
 
         text, prompt_tokens = self.generate(self.prompt(messages))
         convo = tuple((m["role"], m.get("content") or "") for m in messages)

@@ -17,51 +17,11 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-
-def normalize_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Messages with one schema (role, content, tool_calls) and tool-call
-    arguments as objects."""
-    out = []
-    for m in messages:
-        calls = None
-        if m.get("tool_calls"):
-            calls = []
-            for c in m["tool_calls"]:
-                fn = dict(c.get("function") or {})
-                args = fn.get("arguments")
-                if isinstance(args, str):
-                    args = json.loads(args) if args.strip() else {}
-                calls.append(
-                    {"type": "function", "function": {"name": fn.get("name"), "arguments": args}}
-                )
-        out.append({"role": m["role"], "content": m.get("content") or "", "tool_calls": calls})
-    return out
-
-
-def chat_row(
-    messages: Sequence[Mapping[str, Any]], *, game: str, trajectory: Mapping[str, Any] | None = None
-) -> dict[str, Any]:
-    """One training row: ``messages`` (normalised) and, for tool-mode games,
-    ``tools`` (JSON text) and, given the ``trajectory``, the closing turn."""
-    from core.episode import Episode
-    from core.games import make_game
-    from core.prompts import tool_schema
-
-    msgs = normalize_messages(messages)
-    row: dict[str, Any] = {"messages": msgs}
-    if any(m["tool_calls"] for m in msgs):
-        row["tools"] = json.dumps([tool_schema(make_game(game))])
-        if trajectory is not None and trajectory.get("done"):
-            final = Episode.from_trajectory(trajectory).observation
-            msgs += [
-                {"role": "tool", "content": final, "tool_calls": None},
-                {"role": "assistant", "content": "", "tool_calls": None},
-            ]
-    return row
+from rollouts.evaluation.export import chat_row
 
 
 def read_export(path: str | Path) -> list[dict[str, Any]]:
@@ -142,7 +102,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from transformers import AutoModelForCausalLM
 
-    from rollouts.tiny import keep_marker, load_tokenizer
+    from rollouts.training.tiny import keep_marker, load_tokenizer
 
     rows = [chat_row(r["messages"], game=r["game"]) for r in read_export(args.data)]
     tokenizer = load_tokenizer(args.model)

@@ -3,7 +3,7 @@
 ``ChatClient(base_url, model).complete(messages, tools=None)`` posts one
 ``/chat/completions`` request and returns a :class:`Completion`. Every model call
 follows one :class:`CallPolicy` (the same for every framework: the drivers whose
-framework calls the model itself put ``rollouts.gateway`` in between): a per-call
+framework calls the model itself put ``rollouts.model.gateway`` in between): a per-call
 timeout, and retries with exponential backoff for connection errors, timeouts,
 408/425/429/5xx answers and malformed bodies (not JSON, or not a completion);
 never for other 4xx answers, which would fail again. ``AsyncChatClient`` is the
@@ -25,7 +25,9 @@ from typing import Any
 try:
     import httpx
 except ImportError as e:  # pragma: no cover - exercised only without the extra
-    raise ImportError("rollouts.llm needs httpx; install with: pip install -e '.[rollouts]'") from e
+    raise ImportError(
+        "rollouts.model.client needs httpx; install with: pip install -e '.[rollouts]'"
+    ) from e
 
 DEFAULT_TIMEOUT = 120.0
 RETRY_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})

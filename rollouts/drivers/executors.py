@@ -272,8 +272,8 @@ def check_every_game(n: int = 6, concurrency: int = 2, out_dir: str = "runs/eval
     from core import list_games
     from core.tasks import make_tasks
     from rollouts.drivers.core import CoreDriver
-    from rollouts.export import read_records, write_records
-    from rollouts.policy_server import serve_in_thread
+    from rollouts.evaluation.export import read_records, write_records
+    from rollouts.model.policy_server import serve_in_thread
 
     ray = _import_ray()
     out = Path(out_dir)
@@ -319,13 +319,13 @@ if __name__ == "__main__":
     import argparse
 
     parser = argparse.ArgumentParser(
-        prog="python -m rollouts.executors", description=__doc__.split("\n")[0]
+        prog="python -m rollouts.drivers.executors", description=__doc__.split("\n")[0]
     )
     parser.add_argument("-n", type=int, default=6, help="tasks per game (default %(default)s)")
     parser.add_argument("--concurrency", type=int, default=2)
     parser.add_argument("--out", default="runs/eval-ray")
     parsed = parser.parse_args()
     # The module proper, not __main__: Ray then pickles play_one by reference.
-    from rollouts.executors import check_every_game as check
+    from rollouts.drivers.executors import check_every_game as check
 
     raise SystemExit(check(parsed.n, parsed.concurrency, parsed.out))

@@ -1,13 +1,13 @@
 """``make load``: the environment servers under concurrent sessions.
 
-    python -m rollouts.load                                   # 64 sessions x 50 episodes
-    python -m rollouts.load --sessions 8 --episodes 3 --servers openenv
+    python -m rollouts.evaluation.load                                   # 64 sessions x 50 episodes
+    python -m rollouts.evaluation.load --sessions 8 --episodes 3 --servers openenv
 
 Each server (``openenv``: the OpenEnv WebSocket server; ``nemo_gym``: the NeMo Gym
 gymnasium-style server; ``nemo_gym_tools``: its tool-style server; ``ors``: the
 ORS server, from ``.venv-ors``, driven over ORS's HTTP API: ``/create_session``,
 ``/create``, ``/{env}/call`` as server-sent events, ``/delete``) starts as a real
-process on 127.0.0.1 (``rollouts.servers.start_server``, as the drivers start it).
+process on 127.0.0.1 (``rollouts.model.servers.start_server``, as the drivers start it).
 ``--sessions`` concurrent clients each play ``--episodes`` episodes through the
 framework's own client / HTTP API, with ``core.players.ScriptedPlayer`` answering
 in this process (no model server). Games cycle through ``core.list_games()``.
@@ -431,7 +431,7 @@ def server_manager(
 ) -> AbstractContextManager[Any]:
     """``start_server`` for ``server``, started the way its driver starts it; room for
     ``sessions`` clients plus their idle and abandoned games unless ``max_sessions``."""
-    from rollouts.servers import start_server
+    from rollouts.model.servers import start_server
 
     cap = str(max_sessions or 3 * sessions + 8)
     # No --host: the servers' default (127.0.0.1) is what tests/reliability checks.
@@ -531,7 +531,7 @@ def load(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m rollouts.load", description=__doc__.split("\n\n")[0]
+        prog="python -m rollouts.evaluation.load", description=__doc__.split("\n\n")[0]
     )
     parser.add_argument("--sessions", type=int, default=64, help="concurrent clients")
     parser.add_argument("--episodes", type=int, default=50, help="episodes per client")

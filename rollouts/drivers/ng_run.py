@@ -1,6 +1,6 @@
 """NeMo Gym as its users run it: ``ng_run`` then ``ng_collect_rollouts`` (``make nemo-ng-run``).
 
-``python -m rollouts.ng_run --game tictactoe -n 4`` (from ``.venv``; NeMo Gym's
+``python -m rollouts.drivers.ng_run --game tictactoe -n 4`` (from ``.venv``; NeMo Gym's
 own commands come from ``.venv-nemo``):
 
 1. lays out a NeMo Gym working directory (default ``runs/ng_run``):
@@ -9,7 +9,7 @@ own commands come from ``.venv-nemo``):
    checkout (``-e <repo>``), and ``data/example.jsonl`` (the tasks' rows,
    ``adapters.nemo_gym.rows.make_row``); plus ``policy_model.yaml``, NeMo Gym's
    own ``openai_model`` server pointed at the scripted policy server;
-2. starts the scripted policy server (``rollouts.policy_server``, Responses API)
+2. starts the scripted policy server (``rollouts.model.policy_server``, Responses API)
    on a free 127.0.0.1 port;
 3. runs ``ng_run`` with both configs: NeMo Gym starts its Ray head and its head
    server, builds one venv per server with ``uv`` (Python 3.12 from pyenv,
@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 AGENT = "gamebridge_gymnasium_agent"
 SERVER_DIR = Path("resources_servers/gamebridge")
 READY = "servers ready!"
@@ -263,8 +263,8 @@ def compare_with_core(
 
 def run(args: argparse.Namespace) -> int:
     from core.tasks import make_tasks
-    from rollouts.policy_server import serve_in_thread
-    from rollouts.servers import free_port
+    from rollouts.model.policy_server import serve_in_thread
+    from rollouts.model.servers import free_port
 
     workdir = Path(args.workdir).resolve()
     workdir.mkdir(parents=True, exist_ok=True)
@@ -309,7 +309,7 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m rollouts.ng_run", description=__doc__.split("\n")[0]
+        prog="python -m rollouts.drivers.ng_run", description=__doc__.split("\n")[0]
     )
     parser.add_argument("--game", default="tictactoe")
     parser.add_argument("-n", type=int, default=4, help="tasks (default %(default)s)")

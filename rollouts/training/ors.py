@@ -1,9 +1,9 @@
 """GRPO through TRL's own OpenReward bridge (``trl.experimental.openreward``) against
 the gamebridge ORS server: a client nobody here wrote.
 
-    python -m rollouts.train_ors --url http://127.0.0.1:8080 --model runs/tiny/model
+    python -m rollouts.training.ors --url http://127.0.0.1:8080 --model runs/tiny/model
 
-``--tiny`` builds the tiny local model instead (``rollouts.tiny``: a short supervised
+``--tiny`` builds the tiny local model instead (``rollouts.training.tiny``: a short supervised
 warm-up on scripted tool-call games), so it all runs on a CPU. The dataset, the
 environment factory and the reward function are ``OpenRewardSpec``'s
 (``adapters.ors.openreward_spec`` sets ``OPENREWARD_SESSION_URL`` first: without it
@@ -38,10 +38,10 @@ REWARD_COLUMNS = {
 
 def build_tiny(output_dir: str, sft_games: int = 100, sft_steps: int = 80) -> tuple[Any, Any]:
     """The tiny model, warmed up on scripted tool-call games to call ``make_move``
-    (``rollouts.tiny``: a local tokenizer and a random Qwen2; no hub download)."""
+    (``rollouts.training.tiny``: a local tokenizer and a random Qwen2; no hub download)."""
     from core.tasks import make_tasks
-    from rollouts.tiny import build_model, build_tokenizer, chat_rows, scripted_records
-    from rollouts.train_sft import run_sft
+    from rollouts.training.sft import run_sft
+    from rollouts.training.tiny import build_model, build_tokenizer, chat_rows, scripted_records
 
     tasks = make_tasks(sft_games, seed=1, num_groups=1, opponent="random")
     rows = chat_rows(scripted_records(tasks, "minimax:9", tools=True), {"win", "draw"})
@@ -154,7 +154,7 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m rollouts.train_ors", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m rollouts.training.ors", description=__doc__)
     parser.add_argument("--url", required=True, help="the ORS server (python -m adapters.ors)")
     parser.add_argument("--model", default="", help="a local model folder (or use --tiny)")
     parser.add_argument("--tiny", action="store_true", help="build the tiny local model")

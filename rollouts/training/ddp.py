@@ -1,14 +1,14 @@
-"""GRPO on more than one process: ``rollouts.train_grpo`` under ``accelerate launch``.
+"""GRPO on more than one process: ``rollouts.training.grpo`` under ``accelerate launch``.
 
 Three steps (``make train-ddp`` runs all three on CPU with 2 processes, gloo)::
 
-    python -m rollouts.train_ddp tiny --out runs/ddp/tiny          # a tiny local model
-    accelerate launch --cpu --num_processes 2 -m rollouts.train_ddp train \\
+    python -m rollouts.training.ddp tiny --out runs/ddp/tiny          # a tiny local model
+    accelerate launch --cpu --num_processes 2 -m rollouts.training.ddp train \\
         --model runs/ddp/tiny --record runs/ddp/rollout_func --mode rollout_func ...
-    python -m rollouts.train_ddp check runs/ddp/rollout_func       # logs == core
+    python -m rollouts.training.ddp check runs/ddp/rollout_func       # logs == core
 
 ``train`` takes every ``gamebridge train grpo`` flag and builds the same
-trainer (``rollouts.train_grpo.build_trainer``); accelerate gives each process
+trainer (``rollouts.training.grpo.build_trainer``); accelerate gives each process
 its rank, TRL splits each generation batch across the ranks, and each rank's
 games are its own (its ``environment_factory`` instances, or its
 ``rollout_func`` episodes, in its own process). ``--record DIR`` adds a callback
@@ -94,8 +94,8 @@ def train(args: argparse.Namespace) -> int:
     import torch
 
     from adapters.trl import TextRollout
-    from rollouts.tiny import load_tokenizer
-    from rollouts.train_grpo import build_trainer, settings_from
+    from rollouts.training.grpo import build_trainer, settings_from
+    from rollouts.training.tiny import load_tokenizer
 
     torch.set_num_threads(args.threads)
     s = settings_from(args)
@@ -230,14 +230,14 @@ def build_tiny(out: str, sft_steps: int, seed: int) -> Path:
     import torch
 
     from core.tasks import make_tasks
-    from rollouts.tiny import (
+    from rollouts.training.sft import run_sft
+    from rollouts.training.tiny import (
         build_model,
         build_tokenizer,
         chat_rows,
         save_tiny,
         scripted_records,
     )
-    from rollouts.train_sft import run_sft
 
     torch.set_num_threads(1)
     tasks = make_tasks(120, seed=seed + 1, num_groups=1, opponent="random")
@@ -257,13 +257,13 @@ def build_tiny(out: str, sft_steps: int, seed: int) -> Path:
         progress=False,
     )
     return save_tiny(
-        model, tokenizer, out, {"built_by": "rollouts.train_ddp", "sft_steps": sft_steps}
+        model, tokenizer, out, {"built_by": "rollouts.training.ddp", "sft_steps": sft_steps}
     )
 
 
 # --- the whole path (make train-ddp) -----------------------------------------------------------------
 def launch_argv(processes: int, flags: Sequence[str]) -> list[str]:
-    """``accelerate launch --multi_gpu --num_processes N -m rollouts.train_ddp train FLAGS``.
+    """``accelerate launch --multi_gpu --num_processes N -m rollouts.training.ddp train FLAGS``.
 
     ``--multi_gpu`` is accelerate's torchrun launcher; with the trainer on CPU
     (``--cpu``, TRL's ``use_cpu``) each rank runs on CPU and the process group
@@ -284,7 +284,7 @@ def launch_argv(processes: int, flags: Sequence[str]) -> list[str]:
         "--dynamo_backend",
         "no",
         "-m",
-        "rollouts.train_ddp",
+        "rollouts.training.ddp",
         "train",
         *flags,
     ]
@@ -339,7 +339,7 @@ def run_launch(processes: int, flags: Sequence[str], log: Path) -> float:
 def demo(args: argparse.Namespace) -> int:
     """Tiny model, then per mode a 2-process run checked against core; with
     ``--compare`` also greedy 1- and 2-process runs with equal per-task rewards."""
-    from rollouts.tiny import TINY_MARKER
+    from rollouts.training.tiny import TINY_MARKER
 
     out = Path(args.out)
     tiny = out / "tiny"
@@ -385,10 +385,10 @@ def demo(args: argparse.Namespace) -> int:
 
 # --- command line ------------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
-    from rollouts import train_grpo
+    from rollouts.training import grpo as train_grpo
 
     parser = argparse.ArgumentParser(
-        prog="python -m rollouts.train_ddp", description=__doc__.split("\n")[0]
+        prog="python -m rollouts.training.ddp", description=__doc__.split("\n")[0]
     )
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("train", help="one rank of GRPO (run it under accelerate launch)")

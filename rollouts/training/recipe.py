@@ -416,7 +416,7 @@ def run_rl_stages(
     """The GRPO stages for one arm, each followed by its evaluation (sampled
     play too after the last stage when ``sampled``)."""
     from adapters.trl.rollout import TextRollout
-    from rollouts.train_grpo import GRPOSettings, train_grpo
+    from rollouts.training.grpo import GRPOSettings, train_grpo
 
     plan = PLANS[s.game]
     stages = parse_stages(s.weak_rl_stages if arm else s.rl_stages)
@@ -512,7 +512,7 @@ def sft(
     results: dict[str, Any],
 ) -> None:
     """SFT ``model`` in place (cosine decay, whole-sequence loss unless ``sft_loss``)."""
-    from rollouts.train_sft import run_sft
+    from rollouts.training.sft import run_sft
 
     trainer = run_sft(
         model,
@@ -540,7 +540,7 @@ def weak_arm(settings: dict[str, Any], tokenizer_dir: str) -> None:
     import torch
 
     from core.opponents import MinimaxOpponent
-    from rollouts.tiny import build_model, load_tokenizer, save_tiny
+    from rollouts.training.tiny import build_model, load_tokenizer, save_tiny
 
     s = RecipeSettings(**settings)
     torch.set_num_threads(s.threads)
@@ -577,13 +577,13 @@ def weak_arm(settings: dict[str, Any], tokenizer_dir: str) -> None:
 
 def run_recipe(settings: RecipeSettings) -> dict[str, Any]:
     """The whole recipe; returns (and writes) the results."""
-    from rollouts.tiny import _require
+    from rollouts.training.tiny import _require
 
     _require()
     import torch
 
     from core.teacher import make_teacher
-    from rollouts.tiny import (
+    from rollouts.training.tiny import (
         PLAIN_CHAT_TEMPLATE,
         TINY_MARKER,
         build_model,
