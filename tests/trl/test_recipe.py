@@ -12,10 +12,12 @@ from pathlib import Path
 import pytest
 
 from rollouts.training.recipe import (
+    MODEL_CONFIG,
     RecipeSettings,
     decisions,
     eval_sets,
     marker,
+    model_config,
     parse_stages,
     play_teacher,
     resolve,
@@ -37,8 +39,10 @@ def test_reduced_recipe_sft_learns_to_play(tmp_path: Path) -> None:
             quick=True,
             teacher_games=200,
             sft_steps=200,
-            rl_steps=2,
+            rl_steps=1,
             eval_games=40,
+            hidden_size=96,  # the 0.37M model: half the cost a step of the recipe's 0.83M
+            num_layers=3,
             threads=1,
             output_dir=str(tmp_path / "run"),
             docs=str(docs),
@@ -98,6 +102,16 @@ def test_settings_checks() -> None:
         resolve(RecipeSettings(game="nim"))
     with pytest.raises(ValueError, match="sft_loss"):
         resolve(RecipeSettings(sft_loss="reply"))
+    with pytest.raises(ValueError, match="bad RL stage"):
+        resolve(RecipeSettings(weak_rl_stages="0.9-0.1"))
+    s = resolve(RecipeSettings(rl_steps=3, weak_rl_steps=-1))
+    assert (s.weak_rl_stages, s.weak_rl_steps) == (s.rl_stages, 3)
+    assert model_config(resolve(RecipeSettings(hidden_size=64, num_layers=2))) == {
+        **MODEL_CONFIG,
+        "hidden_size": 64,
+        "intermediate_size": 192,
+        "num_hidden_layers": 2,
+    }
     lo, hi = wilson(190, 200)
     assert lo < 0.95 < hi and lo > 0.9
 
