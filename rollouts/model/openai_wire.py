@@ -16,11 +16,13 @@ from fastapi import Request
 from fastapi.responses import JSONResponse
 
 from adapters._asgi import BodyLimitMiddleware, Send
+from core.prompts import TOOL_NAME
 from core.rng import derive_seed
 
 DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
 """Largest request body accepted (413 above it). Long Othello games stay far below."""
-MAKE_MOVE = "make_move"
+MAKE_MOVE = TOOL_NAME
+"""The one tool the policy server answers with (core's name for it)."""
 
 
 class RequestError(Exception):
