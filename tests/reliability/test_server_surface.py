@@ -43,7 +43,7 @@ SERVER_MODULES = [
     "adapters/openenv/limits.py",
     "adapters/openenv/__main__.py",
     "adapters/nemo_gym/server.py",
-    "adapters/nemo_gym/limits.py",
+    "adapters/_sessions.py",
     "adapters/nemo_gym/__main__.py",
     "adapters/nemo_gym/rows.py",
     "adapters/ors/__init__.py",
