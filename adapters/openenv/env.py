@@ -23,6 +23,7 @@ except ImportError as e:  # pragma: no cover - exercised only without the extra
         "adapters.openenv needs openenv-core 0.3; install with: pip install -e '.[openenv]'"
     ) from e
 
+from adapters._sessions import SessionStore
 from adapters.openenv.client import GameEnvClient
 from adapters.openenv.limits import DEFAULT_MAX_BODY_BYTES, BodyLimitMiddleware
 from adapters.openenv.models import GameAction, GameObservation, GameState
@@ -75,16 +76,16 @@ class GameEnvironment(Environment[GameAction, GameObservation, GameState]):
     # rosetta: session: one `GameEnvironment` per WebSocket session (up to `max_concurrent_envs`)
     SUPPORTS_CONCURRENT_SESSIONS = True
 
-    def __init__(self, game: str = "tictactoe", live: set[Any] | None = None) -> None:
+    def __init__(self, game: str = "tictactoe", store: SessionStore[Any] | None = None) -> None:
         super().__init__()
         self.default_game = game
         self.episode: Episode | None = None
         self.episode_id: str | None = None
         self.closed = False
         self.mcp_server = self._tools(game)
-        self._live = live  # the app's open environments (GET /sessions counts them)
-        if live is not None:
-            live.add(self)
+        self._store, self._key = store, uuid.uuid4().hex  # the app's open environments
+        if store is not None:
+            store.open(self._key, self)
 
     # rosetta: tools: MCP: `/mcp` and the `/ws` `mcp` message list and call `make_move` (core's schema) on the session's game
     def _tools(self, game: str) -> Any:
@@ -124,10 +125,13 @@ class GameEnvironment(Environment[GameAction, GameObservation, GameState]):
 
     def close(self) -> None:
         """OpenEnv calls this on disconnect and when the idle reaper expires the session:
-        the game is released; later messages on a still-open socket get an error."""
+        the game is released; later messages on a still-open socket get an error.
+        The app's store closes it (its one close path, which calls ``release``)."""
+        if self._store is None or self._store.close(self._key) is None:
+            self.release()
+
+    def release(self) -> None:
         self.closed, self.episode = True, None
-        if self._live is not None:
-            self._live.discard(self)
 
     def _check_open(self) -> None:
         if self.closed:
@@ -235,10 +239,12 @@ def create_game_app(
     Idle sessions close after ``session_timeout_s`` (``None``: never; OpenEnv's reaper
     checks every ``max(timeout / 4, 5)`` s). HTTP bodies over ``max_body_bytes`` get a
     413; core's typed errors on the stateless HTTP routes get a 4xx, not a 500."""
-    live: set[GameEnvironment] = set()
+    # OpenEnv's ConcurrencyConfig owns the cap and the idle reaper: the store holds the
+    # open environments, their one close path and the stats.
+    store: SessionStore[GameEnvironment] = SessionStore(on_close=lambda _k, env, _r: env.release())
 
     def factory() -> GameEnvironment:  # a function, not a partial: the web interface calls it
-        return GameEnvironment(game=game, live=live)
+        return GameEnvironment(game=game, store=store)
 
     config = ConcurrencyConfig(max_concurrent_envs=max_sessions, session_timeout=session_timeout_s)
     app = create_app(
@@ -260,7 +266,7 @@ def create_game_app(
 
     def sessions() -> dict[str, Any]:
         """Read-only: open games (WebSocket sessions) now, the cap and the idle timeout."""
-        return {"active": len(live), "max": max_sessions, "idle_timeout_s": session_timeout_s}
+        return {**store.stats(), "max": max_sessions, "idle_timeout_s": session_timeout_s}
 
     app.add_api_route("/sessions", sessions, methods=["GET"])
 
