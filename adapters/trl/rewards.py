@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from adapters.trl.environment import STAT_KEYS, episode_stats, settle
+from adapters.trl.environment import settle
+from core.batch_stats import STAT_KEYS, batch_means, episode_stats
 from core.rewards import DEFAULT_WEIGHTS
 
 COMPONENTS: tuple[str, ...] = tuple(DEFAULT_WEIGHTS)
@@ -54,13 +55,8 @@ def log_game_metrics(environments: Sequence[Any] | None, kwargs: dict[str, Any])
         ]
     else:
         return
-    if not stats:
-        return
-    turns = sum(s["game_turns"] for s in stats)
-    log("game/turns", turns / len(stats))
-    log("game/valid_rate", 1.0 - sum(s["game_invalid"] for s in stats) / max(turns, 1))
-    log("game/win_rate", sum(s["game_result"] == "win" for s in stats) / len(stats))
-    log("game/loss_rate", sum(s["game_result"] == "loss" for s in stats) / len(stats))
+    for key, value in batch_means(stats).items():
+        log(f"game/{key}", value)
 
 
 def _reward_function(name: str) -> Callable[..., list[float]]:
