@@ -16,6 +16,7 @@ from adapters._asgi import BodyLimitMiddleware
 from adapters._sessions import SessionMissingError, SessionsFullError, SessionStore
 from adapters.nemo_gym.rows import DONE_HEADER
 from core.episode import Episode, EpisodeFinishedError
+from core.inputs import task_from_row as core_task_from_row
 from core.metrics import RATE_KEYS, outcome_rates
 from core.tasks import Task, TaskError
 
@@ -62,17 +63,8 @@ class GameServerConfig(BaseResourcesServerConfig):
 
 
 def task_from_row(row: Mapping[str, Any], default_game: str) -> Task:
-    """The task of a NeMo Gym row: its ``task`` field, else its top-level fields."""
-    raw = row.get("task")
-    fields = (
-        dict(raw)
-        if isinstance(raw, Mapping)
-        else {k: v for k, v in row.items() if k not in ("responses_create_params", "response")}
-    )
-    try:
-        return Task.from_dict({"game": default_game, **fields}, strict=isinstance(raw, Mapping))
-    except TaskError as exc:
-        raise HTTPException(status_code=422, detail=str(exc)) from exc
+    """The task of a NeMo Gym row (core's ``task_from_row``; its own columns left out)."""
+    return core_task_from_row(row, default_game, ignore=("responses_create_params", "response"))
 
 
 # rosetta: session: NeMo Gym's signed session cookie -> one Episode in `adapters._sessions.SessionStore`; freed at the end, at `/verify` or after `session_ttl`
@@ -128,6 +120,7 @@ def _limits(app: FastAPI, config: GameServerConfig, store: SessionStore[Episode]
     app.add_middleware(BodyLimitMiddleware, max_body_bytes=config.max_body_bytes)
     app.add_exception_handler(SessionsFullError, _refuse(429))
     app.add_exception_handler(SessionMissingError, _refuse(404))
+    app.add_exception_handler(TaskError, _refuse(422))
     app.add_api_route("/sessions", store.stats, methods=["GET"])
     return app
 

@@ -27,8 +27,9 @@ from adapters._sessions import SessionStore
 from adapters.openenv.client import GameEnvClient
 from adapters.openenv.limits import DEFAULT_MAX_BODY_BYTES, BodyLimitMiddleware
 from adapters.openenv.models import GameAction, GameObservation, GameState
-from core import Episode, EpisodeNotStartedError, Task, make_game
+from core import Episode, EpisodeNotStartedError, make_game
 from core.episode import EpisodeError
+from core.inputs import require_unicode, task_from_arguments
 from core.prompts import TOOL_NAME, tool_schema
 from core.tasks import TaskError
 
@@ -40,34 +41,6 @@ ENV_NAME = "gamebridge"
 
 class SessionClosedError(EpisodeError):
     """The session's game was closed: idle past the server's session timeout, or shut down."""
-
-
-class ResetArgumentsError(TaskError, TypeError):
-    """``reset`` got a task row and task fields at once."""
-
-
-class NotUnicodeError(ValueError):
-    """A reply or move holding a lone UTF-16 surrogate: no JSON reply could carry it
-    back as UTF-8 (the session's ``State`` would fail to serialise), so it is refused
-    before it reaches the game (HTTP bodies get a 400 from ``BodyLimitMiddleware``)."""
-
-
-def _unicode(value: Any) -> Any:
-    """``value`` unchanged, unless a string in it holds a lone surrogate."""
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise NotUnicodeError(
-                f"the action holds a lone UTF-16 surrogate at index {exc.start}: not Unicode"
-            ) from None
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            _unicode(key), _unicode(item)
-    elif isinstance(value, list):
-        for item in value:
-            _unicode(item)
-    return value
 
 
 class GameEnvironment(Environment[GameAction, GameObservation, GameState]):
@@ -154,16 +127,7 @@ class GameEnvironment(Environment[GameAction, GameObservation, GameState]):
         ``make_move`` tool call (``GameAction(move=...)``); the reset observation then
         carries core's tool system prompt and the tool schema."""
         self._check_open()
-        if task is not None and fields:
-            raise ResetArgumentsError(
-                f"pass a task row or task fields, not both (got {sorted(fields)})"
-            )
-        row = (
-            dict(task)
-            if task is not None
-            else {"game": self.default_game, **({} if seed is None else {"seed": seed}), **fields}
-        )
-        self.episode = Episode(Task.from_dict(row))  # strict: an unknown field is an error
+        self.episode = Episode(task_from_arguments(self.default_game, seed, task, **fields))
         if self.episode.task.game != self.default_game:
             self.mcp_server = self._tools(self.episode.task.game)  # that game's examples
         self.episode_id = episode_id or uuid.uuid4().hex
@@ -183,9 +147,9 @@ class GameEnvironment(Environment[GameAction, GameObservation, GameState]):
         if action.stop:
             result = self.episode.settle()
         elif action.reply is not None:
-            result = self.episode.step(_unicode(action.reply))
+            result = self.episode.step(require_unicode(action.reply))
         else:
-            result = self.episode.step_tool(_unicode(action.tool_arguments()))
+            result = self.episode.step_tool(require_unicode(action.tool_arguments()))
         return self._observe(self.episode, result.observation, result.info, result.reward)
 
     # rosetta: reward: `obs.reward` (the total, on the final observation) and `obs.reward_breakdown`
