@@ -4,11 +4,11 @@ One ``SessionStore`` per server: a key (a cookie's session id, a WebSocket
 session's id, an ORS ``X-Session-ID``) -> the session's value (an ``Episode``, an
 environment), with
 
-* a cap (``max_sessions``): ``open`` of a new key over it raises
+* a cap (``max_sessions``): ``add`` of a new key over it raises
   ``SessionsFullError`` (the server answers 429 with its message);
 * idle expiry (``idle_timeout_s``): a session not touched for longer, and not busy,
   is expired: ``get`` refuses it (``SessionMissingError``, a 404) and ``reap`` (run
-  at every ``open``, or on a timer by ``reap_every``) closes it;
+  at every ``add``, or on a timer by ``reap_every``) closes it;
 * one close path, ``close``: every way a session ends (finished, verified,
   expired, replaced, the client gone) goes through it, and it calls the server's
   ``on_close`` callback;
@@ -77,7 +77,7 @@ class SessionStore(Generic[V]):
         return iter(list(self._values))
 
     def full_message(self) -> str:
-        """Why ``open`` refused a session (the 429's detail)."""
+        """Why ``add`` refused a session (the 429's detail)."""
         timeout = self.idle_timeout_s
         expiry = "" if timeout is None else f" (idle ones expire after {timeout:g} s)"
         return f"{len(self)} {self.what}, this server's max_sessions: {self.release}{expiry}"
@@ -85,7 +85,7 @@ class SessionStore(Generic[V]):
     def full(self) -> bool:
         return self.max_sessions is not None and len(self) >= self.max_sessions
 
-    def open(self, key: str, value: V) -> None:
+    def add(self, key: str, value: V) -> None:
         """Store ``value`` under ``key`` (a session reopened replaces its old value,
         which is closed). Idle sessions are reaped first; over the cap: refused."""
         self.reap()

@@ -158,7 +158,7 @@ class GameGymnasiumServer(GameMetrics, GymnasiumServer):
     async def reset(self, metadata: dict, session_id: str | None = None) -> tuple[str, dict]:
         episode = Episode(task_from_row(metadata, self.config.game))
         observation = await _play(self.store, episode, episode.reset)
-        self.store.open(str(session_id), episode)
+        self.store.add(str(session_id), episode)
         return observation, {"task": episode.task.to_dict(), "system_prompt": episode.system_prompt}
 
     async def close_session(self, session_id: str | None) -> None:
@@ -267,7 +267,7 @@ class GameToolsServer(GameMetrics, SimpleResourcesServer):
     async def seed_session(self, request: Request, body: SeedRequest) -> SeedResponse:  # type: ignore[override]
         episode = Episode(task_from_row(body.model_extra or {}, self.config.game))
         observation = await _play(self.store, episode, episode.reset)
-        self.store.open(str(request.session[SESSION_ID_KEY]), episode)
+        self.store.add(str(request.session[SESSION_ID_KEY]), episode)
         return SeedResponse(observation=observation, task=episode.task.to_dict())
 
     # rosetta: step: tools: the `POST /make_move` tool

@@ -58,7 +58,7 @@ class GameEnvironment(Environment[GameAction, GameObservation, GameState]):
         self.mcp_server = self._tools(game)
         self._store, self._key = store, uuid.uuid4().hex  # the app's open environments
         if store is not None:
-            store.open(self._key, self)
+            store.add(self._key, self)
 
     # rosetta: tools: MCP: `/mcp` and the `/ws` `mcp` message list and call `make_move` (core's schema) on the session's game
     def _tools(self, game: str) -> Any:

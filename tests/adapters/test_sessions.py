@@ -28,9 +28,9 @@ def store(**kwargs: Any) -> tuple[SessionStore[Any], Clock, list[tuple[str, Any,
     return s, clock, closed
 
 
-def test_open_get_close_through_one_path() -> None:
+def test_add_get_close_through_one_path() -> None:
     s, _, closed = store()
-    s.open("a", "game-a")
+    s.add("a", "game-a")
     assert s.get("a") == "game-a" and "a" in s and len(s) == 1
     assert s.close("a", "finished") == "game-a"
     assert closed == [("a", "game-a", "finished")]
@@ -41,34 +41,34 @@ def test_open_get_close_through_one_path() -> None:
 
 def test_the_cap_refuses_a_new_key_with_the_reason() -> None:
     s, _, _ = store(max_sessions=2, idle_timeout_s=60, what="live games", release="finish some")
-    s.open("a", 1)
-    s.open("b", 2)
+    s.add("a", 1)
+    s.add("b", 2)
     with pytest.raises(SessionsFullError) as refused:
-        s.open("c", 3)
+        s.add("c", 3)
     assert str(refused.value) == (
         "2 live games, this server's max_sessions: finish some (idle ones expire after 60 s)"
     )
-    s.open("a", 4)  # a key already held is reopened, not refused; its old value is closed
+    s.add("a", 4)  # a key already held is reopened, not refused; its old value is closed
     assert s.get("a") == 4 and len(s) == 2
 
 
 def test_reopening_closes_the_old_value() -> None:
     s, _, closed = store()
-    s.open("a", "old")
-    s.open("a", "new")
+    s.add("a", "old")
+    s.add("a", "new")
     assert closed == [("a", "old", "replaced")]
 
 
-def test_idle_sessions_expire_and_are_reaped_at_open() -> None:
+def test_idle_sessions_expire_and_are_reaped_at_add() -> None:
     s, clock, closed = store(max_sessions=1, idle_timeout_s=10)
-    s.open("a", 1)
+    s.add("a", 1)
     clock.now = 9
     assert s.get("a") == 1  # touched at 9
     clock.now = 19
     assert s.stats() == {"active": 1, "stored": 1, "max": 1, "idle_timeout_s": 10}
     clock.now = 19.5
     assert s.stats()["active"] == 0 and s.stats()["stored"] == 1  # stats never reap
-    s.open("b", 2)  # the full store makes room by reaping the idle one
+    s.add("b", 2)  # the full store makes room by reaping the idle one
     assert closed == [("a", 1, "expired")]
     clock.now = 40
     with pytest.raises(SessionMissingError):
@@ -79,8 +79,8 @@ def test_idle_sessions_expire_and_are_reaped_at_open() -> None:
 def test_busy_sessions_are_never_idle() -> None:
     flags = {"a": True}
     s, clock, closed = store(idle_timeout_s=10, busy=lambda k, v: flags.get(k, False))
-    s.open("a", 1)
-    s.open("b", 2)
+    s.add("a", 1)
+    s.add("b", 2)
     clock.now = 30
     with s.working("b"):
         assert s.reap() == []  # a busy in the framework's eyes, b in a piece of work
@@ -94,7 +94,7 @@ def test_busy_sessions_are_never_idle() -> None:
 
 def test_no_timeout_means_no_expiry() -> None:
     s, clock, _ = store()
-    s.open("a", 1)
+    s.add("a", 1)
     clock.now = 1e9
     assert s.reap() == [] and s.get("a") == 1
 
@@ -113,7 +113,7 @@ def test_a_frameworks_own_tables() -> None:
 def test_one_lock_per_value_outlives_the_entry() -> None:
     s, _, _ = store()
     game = type("Game", (), {})()
-    s.open("a", game)
+    s.add("a", game)
     lock = s.lock(game)
     s.close("a")
     assert s.lock(game) is lock
