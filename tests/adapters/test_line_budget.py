@@ -40,7 +40,14 @@ def _rosetta():  # type: ignore[no-untyped-def]
 ROSETTA = _rosetta()
 code_lines = ROSETTA.code_lines
 TARGET = 150
-BUDGET: dict[str, int] = {}
+BUDGET: dict[str, int] = {
+    "nemo_gym": 345,  # 422 before issue 13's shared store; two server styles + the agent
+    "openenv": 416,  # 439 before; limits.py (the WebSocket lifecycle, 120) is most of the rest
+    "ors": 354,  # 389 before; the /create checks, the SSE re-cut, the reaper over openreward's table
+    "trl": 460,  # 477 before; rollout.py (the token-level text rollout) is 200 of it
+    "verifiers": 215,  # the Env's run loop and the in-process harness
+}
+"""Ceilings above ``TARGET``: each adapter's count when issue 13's hosting work ended."""
 
 
 def adapter_files(name: str) -> list[Path]:
