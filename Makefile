@@ -34,7 +34,7 @@ PYTEST_ARGS ?=
 BENCH_ARGS ?=
 FILES ?= .
 
-.PHONY: docs help setup setup-venv setup-nemo setup-ors setup-chromium test pytest lint format demo play bench fuzz \
+.PHONY: docs help setup setup-venv setup-nemo setup-ors setup-chromium test test-slow pytest lint format demo play bench fuzz \
 	faults load train-recipe train-ddp nemo-ng-run eval-ray bench-scale clean
 
 help: ## List the targets.
@@ -125,7 +125,10 @@ test: setup ## Lint, then run the test suite (excluding slow tests); fails if ei
 	exit $$status
 
 pytest: setup ## Run the test suite only (excluding slow tests); PYTEST_ARGS=... to add options.
-	$(PY) -m pytest -m "not slow" $(PYTEST_ARGS)
+	$(PY) -m pytest -m "not slow" --durations=25 $(PYTEST_ARGS)
+
+test-slow: setup ## The slow tests only (training targets, the other fault paths, big perft, ...); long.
+	$(PY) -m pytest -m slow --durations=25 $(PYTEST_ARGS)
 
 lint: setup-venv ## ruff check, ruff format --check, mypy --strict on core.
 	$(VENV)/bin/ruff check .
@@ -154,6 +157,7 @@ fuzz: setup-venv ## Run the fuzzers (tests/fuzz/run.py).
 FAULTS_ARGS ?=
 faults: setup ## Kill every server kind and inject every endpoint fault over every framework (long); then 2,000 abandoned OpenEnv sessions.
 	$(PY) tests/faults/run.py $(FAULTS_ARGS)
+	$(PY) -m pytest tests/faults/test_faults.py -q -m slow -p no:cacheprovider
 	GAMEBRIDGE_ABANDONED_SESSIONS=2000 $(PY) -m pytest tests/faults/test_openenv_sessions.py -q -s -p no:cacheprovider
 
 load: setup ## Load-test the environment servers (rollouts/evaluation/load.py).

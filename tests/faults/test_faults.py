@@ -74,9 +74,9 @@ def _reference(url: str) -> dict[int, dict[str, Any]]:
 @pytest.mark.parametrize(
     "framework",
     [
-        "openenv",
-        pytest.param("nemo_gym", marks=pytest.mark.nemo),
-        "verifiers",
+        "openenv",  # make test; the other two paths in `make faults` (each ~40 s)
+        pytest.param("nemo_gym", marks=[pytest.mark.nemo, pytest.mark.slow]),
+        pytest.param("verifiers", marks=pytest.mark.slow),
     ],
 )
 def test_kills_mid_run_lose_nothing_and_resume_completes(framework: str, tmp_path: Path) -> None:

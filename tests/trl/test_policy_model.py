@@ -114,12 +114,16 @@ def test_bad_model_path_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert "not a model folder" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("n", [1, pytest.param(3, marks=pytest.mark.slow)])
 def test_compare_runs_the_trained_model_through_every_framework(
-    server: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    n: int, server: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """One task per framework in ``make test`` (each framework's start-up and one game
+    through the model dominate); three in ``make test-slow``."""
     from rollouts.cli import main
 
-    code = main(["compare", "--base-url", server, "-n", "3", "--seed", "4", "--out", str(tmp_path)])
+    args = ["compare", "--base-url", server, "-n", str(n), "--seed", "4", "--out", str(tmp_path)]
+    code = main(args)
     out = capsys.readouterr().out
     assert "IDENTICAL across" in out, out[-2000:]
     assert code == 0
