@@ -8,22 +8,21 @@ gives up never says so).
 
 from __future__ import annotations
 
-import asyncio
 import json
-import time
-import weakref
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from adapters.nemo_gym.limits import DEFAULT_MAX_BODY_BYTES, BodyLimitMiddleware
+from adapters._asgi import BodyLimitMiddleware
+from adapters._sessions import SessionMissingError, SessionsFullError, SessionStore
 from adapters.nemo_gym.rows import DONE_HEADER
 from core.episode import Episode, EpisodeFinishedError
+from core.inputs import task_from_row as core_task_from_row
 from core.metrics import RATE_KEYS, outcome_rates
 from core.tasks import Task, TaskError
 
 try:
     from fastapi import FastAPI, HTTPException, Request
-    from fastapi.responses import PlainTextResponse
+    from fastapi.responses import JSONResponse, PlainTextResponse
     from nemo_gym.base_resources_server import (
         BaseResourcesServerConfig,
         BaseSeedSessionRequest,
@@ -45,6 +44,10 @@ except ImportError as e:  # pragma: no cover - exercised only without the extra
         "pip install -e '.[nemo]' (make setup-nemo builds .venv-nemo)"
     ) from e
 
+DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024
+"""Largest request body: ``/verify`` carries the model's whole episode (every turn's
+output, reasoning included), so the limit is generous; it bounds memory, nothing else."""
+
 
 # rosetta: config: `GameServerConfig` (`gamebridge.yaml`: `game`, `style`, TTL, caps); each row carries its task
 class GameServerConfig(BaseResourcesServerConfig):
@@ -60,37 +63,14 @@ class GameServerConfig(BaseResourcesServerConfig):
 
 
 def task_from_row(row: Mapping[str, Any], default_game: str) -> Task:
-    """The task of a NeMo Gym row: its ``task`` field, else its top-level fields."""
-    raw = row.get("task")
-    fields = (
-        dict(raw)
-        if isinstance(raw, Mapping)
-        else {k: v for k, v in row.items() if k not in ("responses_create_params", "response")}
-    )
-    try:
-        return Task.from_dict({"game": default_game, **fields}, strict=isinstance(raw, Mapping))
-    except TaskError as exc:
-        raise HTTPException(status_code=422, detail=str(exc)) from exc
+    """The task of a NeMo Gym row (core's ``task_from_row``; its own columns left out)."""
+    return core_task_from_row(row, default_game, ignore=("responses_create_params", "response"))
 
 
-# rosetta: session: NeMo Gym's signed session cookie -> one Episode; freed at the end, at `/verify` or after `session_ttl`
-def _open(
-    store: dict[str, Any],
-    session_id: str | None,
-    episode: Episode,
-    ttl: float,
-    max_sessions: int | None = None,
-) -> None:
-    now = time.monotonic()
-    for key in [k for k, (_, seen) in store.items() if now - seen > ttl]:
-        store.pop(key, None)
-    if max_sessions is not None and str(session_id) not in store and len(store) >= max_sessions:
-        raise HTTPException(
-            status_code=429,
-            detail=f"{len(store)} live games, this server's max_sessions: finish or /verify "
-            f"some (idle games expire after {ttl:g} s)",
-        )
-    store[str(session_id)] = (episode, now)
+# rosetta: session: NeMo Gym's signed session cookie -> one Episode in `adapters._sessions.SessionStore`; freed at the end, at `/verify` or after `session_ttl`
+def _store(config: GameServerConfig, values: dict[str, Any]) -> SessionStore[Episode]:
+    ttl, cap, hint = config.session_ttl_seconds, config.max_sessions, "finish or /verify some"
+    return SessionStore(cap, ttl, values=values, what="live games", release=hint)
 
 
 async def _aggregate(aggregate: Any, body: AggregateMetricsRequest) -> AggregateMetrics:
@@ -127,52 +107,36 @@ class GameMetrics:
         return {**means, **{k: agent_metrics[k] for k in RATE_KEYS if k in agent_metrics}}
 
 
-def _limits(app: FastAPI, config: GameServerConfig, store: dict[str, Any]) -> FastAPI:
-    """The body limit (413) and lone-surrogate check (400), and ``GET /sessions``:
-    read-only, the live (unexpired) games, the games held in memory (expired ones are
-    dropped at the next reset/seed), the cap and the idle TTL."""
+def _refuse(status: int) -> Any:
+    async def handler(_: Request, exc: Exception) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=status)
+
+    return handler
+
+
+def _limits(app: FastAPI, config: GameServerConfig, store: SessionStore[Episode]) -> FastAPI:
+    """The body limit (413) and lone-surrogate check (400), the store's refusals (429
+    over the cap, 404 for no game), and ``GET /sessions`` (read-only: the store's stats)."""
     app.add_middleware(BodyLimitMiddleware, max_body_bytes=config.max_body_bytes)
-
-    def sessions() -> dict[str, Any]:
-        now, ttl, entries = time.monotonic(), config.session_ttl_seconds, list(store.values())
-        active = sum(1 for _, seen in entries if now - seen <= ttl)
-        return {
-            "active": active,
-            "stored": len(entries),
-            "max": config.max_sessions,
-            "idle_timeout_s": ttl,
-        }
-
-    app.add_api_route("/sessions", sessions, methods=["GET"])
+    app.add_exception_handler(SessionsFullError, _refuse(429))
+    app.add_exception_handler(SessionMissingError, _refuse(404))
+    app.add_exception_handler(TaskError, _refuse(422))
+    app.add_api_route("/sessions", store.stats, methods=["GET"])
     return app
 
 
-def _episode(store: dict[str, Any], session_id: str | None, ttl: float | None = None) -> Episode:
-    entry = store.get(str(session_id))
-    if entry is not None and ttl is not None and time.monotonic() - entry[1] > ttl:
-        store.pop(str(session_id), None)  # expired, even if no reset pruned it yet
-        entry = None
-    if entry is None:
-        raise HTTPException(
-            status_code=404,
-            detail="no game in this session (never started, "
-            "finished or expired): reset or seed it first",
-        )
-    store[str(session_id)] = (entry[0], time.monotonic())
-    return entry[0]
-
-
+NO_GAME = "no game in this session (never started, finished or expired): reset or seed it first"
 T = TypeVar("T")
-_LOCKS: weakref.WeakKeyDictionary[Episode, asyncio.Lock] = weakref.WeakKeyDictionary()
 
 
-async def _play(episode: Episode, work: Callable[..., T], *args: Any) -> T:
+async def _play(
+    store: SessionStore[Episode], episode: Episode, work: Callable[..., T], *a: Any
+) -> T:
     """Core's game work in a worker thread, one call per episode at a time: the
     opponent's search takes seconds at a high task ``depth``, and in the event loop
     it stalled every session of the server (OpenEnv runs sessions in threads too)."""
-    lock = _LOCKS.setdefault(episode, asyncio.Lock())
-    async with lock:
-        return await run_in_threadpool(work, *args)
+    async with store.lock(episode):
+        return await run_in_threadpool(work, *a)
 
 
 # rosetta: state: the server's session dict; the trajectory in the final `info` (or the `/verify` response)
@@ -184,17 +148,24 @@ class GameGymnasiumServer(GameMetrics, GymnasiumServer):
     """``/reset`` starts the row's task; ``/step`` plays the model's text reply."""
 
     config: GameServerConfig
+    store: Any = None
+
+    def model_post_init(self, context: Any) -> None:
+        super().model_post_init(context)
+        self.store = _store(self.config, self.session_state)  # GymnasiumServer's own dict
 
     # rosetta: reset: gymnasium: `/reset` -> `reset(metadata, session_id)`
     async def reset(self, metadata: dict, session_id: str | None = None) -> tuple[str, dict]:
         episode = Episode(task_from_row(metadata, self.config.game))
-        observation = await _play(episode, episode.reset)
-        cfg = self.config
-        _open(self.session_state, session_id, episode, cfg.session_ttl_seconds, cfg.max_sessions)
+        observation = await _play(self.store, episode, episode.reset)
+        self.store.add(str(session_id), episode)
         return observation, {"task": episode.task.to_dict(), "system_prompt": episode.system_prompt}
 
+    async def close_session(self, session_id: str | None) -> None:
+        self.store.close(str(session_id), "finished")
+
     def setup_webserver(self) -> FastAPI:
-        return _limits(super().setup_webserver(), self.config, self.session_state)
+        return _limits(super().setup_webserver(), self.config, self.store)
 
     async def aggregate_metrics(self, body: AggregateMetricsRequest) -> AggregateMetrics:
         return await _aggregate(super().aggregate_metrics, body)
@@ -208,14 +179,14 @@ class GameGymnasiumServer(GameMetrics, GymnasiumServer):
     async def step(
         self, action: NeMoGymResponse, metadata: dict, session_id: str | None = None
     ) -> tuple[str, float, bool, bool, dict]:
-        episode = _episode(self.session_state, session_id, self.config.session_ttl_seconds)
-        result = await _play(episode, episode.step, extract_text(action))
+        episode = self.store.get(str(session_id), NO_GAME)
+        result = await _play(self.store, episode, episode.step, extract_text(action))
         cap = agent_max_steps(metadata, self.server_client)
         truncated = False
         if not result.done and cap is not None and len(episode.events) >= cap:
             # The agent stops after this step (its max_steps): settle now, or the
             # game would end unscored (reward 0) with the session left open.
-            result = await _play(episode, episode.settle)
+            result = await _play(self.store, episode, episode.settle)
             truncated = True
         # Finished sessions are closed by GymnasiumServer itself (terminated or truncated).
         return (
@@ -278,11 +249,16 @@ class GameToolsServer(GameMetrics, SimpleResourcesServer):
 
     config: GameServerConfig
     sessions: dict[str, Any] = Field(default_factory=dict)
+    store: Any = None
+
+    def model_post_init(self, context: Any) -> None:
+        super().model_post_init(context)
+        self.store = _store(self.config, self.sessions)
 
     def setup_webserver(self) -> FastAPI:
         app = super().setup_webserver()
         app.post("/make_move")(self.make_move)
-        return _limits(app, self.config, self.sessions)
+        return _limits(app, self.config, self.store)
 
     async def aggregate_metrics(self, body: AggregateMetricsRequest) -> AggregateMetrics:
         return await _aggregate(super().aggregate_metrics, body)
@@ -290,10 +266,8 @@ class GameToolsServer(GameMetrics, SimpleResourcesServer):
     # rosetta: reset: tools: `/seed_session` with the row's task
     async def seed_session(self, request: Request, body: SeedRequest) -> SeedResponse:  # type: ignore[override]
         episode = Episode(task_from_row(body.model_extra or {}, self.config.game))
-        observation = await _play(episode, episode.reset)
-        cfg = self.config
-        session_id = request.session[SESSION_ID_KEY]
-        _open(self.sessions, session_id, episode, cfg.session_ttl_seconds, cfg.max_sessions)
+        observation = await _play(self.store, episode, episode.reset)
+        self.store.add(str(request.session[SESSION_ID_KEY]), episode)
         return SeedResponse(observation=observation, task=episode.task.to_dict())
 
     # rosetta: step: tools: the `POST /make_move` tool
@@ -304,11 +278,10 @@ class GameToolsServer(GameMetrics, SimpleResourcesServer):
         model wrote (a number, a list, an object without ``move``): they go to core
         unchanged (no pydantic model that would refuse them first). An empty body is
         JSON ``null`` (the agent's HTTP client sends none for ``json=None``)."""
-        ttl = self.config.session_ttl_seconds
-        episode = _episode(self.sessions, request.session[SESSION_ID_KEY], ttl)
+        episode = self.store.get(str(request.session[SESSION_ID_KEY]), NO_GAME)
         arguments = await _arguments(request)
         try:
-            result = await _play(episode, episode.step_tool, arguments)
+            result = await _play(self.store, episode, episode.step_tool, arguments)
         except EpisodeFinishedError as exc:
             return PlainTextResponse(str(exc), status_code=409, headers={DONE_HEADER: "1"})
         return PlainTextResponse(result.observation, headers={DONE_HEADER: str(int(result.done))})
@@ -316,11 +289,11 @@ class GameToolsServer(GameMetrics, SimpleResourcesServer):
     # rosetta: reward: tools: `/verify` -> `reward` and `reward_breakdown`
     # rosetta: termination: tools: the model stops calling the tool; `/verify` ends the session
     async def verify(self, request: Request, body: VerifyRequest) -> VerifyResponse:  # type: ignore[override]
-        ttl = self.config.session_ttl_seconds
-        episode = _episode(self.sessions, request.session[SESSION_ID_KEY], ttl)
-        self.sessions.pop(str(request.session[SESSION_ID_KEY]), None)  # verified: released
+        key = str(request.session[SESSION_ID_KEY])
+        episode = self.store.get(key, NO_GAME)
+        self.store.close(key, "verified")
         if not episode.done:
-            episode = await _play(episode, _settle, episode)
+            episode = await _play(self.store, episode, _settle, episode)
         breakdown = episode.reward().to_dict()
         return VerifyResponse(
             **body.model_dump(),

@@ -24,11 +24,13 @@ except ImportError as e:  # pragma: no cover - exercised only without the extra
         "adapters.openenv needs openenv-core 0.3; install with: pip install -e '.[openenv]'"
     ) from e
 
+from adapters._sessions import SessionStore
 from adapters.openenv.client import GameEnvClient
 from adapters.openenv.limits import DEFAULT_MAX_BODY_BYTES, BodyLimitMiddleware
 from adapters.openenv.models import GameAction, GameObservation, GameState
-from core import Episode, EpisodeNotStartedError, Task, make_game
+from core import Episode, EpisodeNotStartedError, make_game
 from core.episode import EpisodeError
+from core.inputs import require_unicode, task_from_arguments
 from core.prompts import TOOL_NAME, tool_schema
 from core.tasks import TaskError
 
@@ -40,34 +42,6 @@ ENV_NAME = "gamebridge"
 
 class SessionClosedError(EpisodeError):
     """The session's game was closed: idle past the server's session timeout, or shut down."""
-
-
-class ResetArgumentsError(TaskError, TypeError):
-    """``reset`` got a task row and task fields at once."""
-
-
-class NotUnicodeError(ValueError):
-    """A reply or move holding a lone UTF-16 surrogate: no JSON reply could carry it
-    back as UTF-8 (the session's ``State`` would fail to serialise), so it is refused
-    before it reaches the game (HTTP bodies get a 400 from ``BodyLimitMiddleware``)."""
-
-
-def _unicode(value: Any) -> Any:
-    """``value`` unchanged, unless a string in it holds a lone surrogate."""
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise NotUnicodeError(
-                f"the action holds a lone UTF-16 surrogate at index {exc.start}: not Unicode"
-            ) from None
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            _unicode(key), _unicode(item)
-    elif isinstance(value, list):
-        for item in value:
-            _unicode(item)
-    return value
 
 
 @functools.cache  # one per game
@@ -98,16 +72,16 @@ class GameEnvironment(Environment[GameAction, GameObservation, GameState]):
     # rosetta: session: one `GameEnvironment` per WebSocket session (up to `max_concurrent_envs`)
     SUPPORTS_CONCURRENT_SESSIONS = True
 
-    def __init__(self, game: str = "tictactoe", live: set[Any] | None = None) -> None:
+    def __init__(self, game: str = "tictactoe", store: SessionStore[Any] | None = None) -> None:
         super().__init__()
         self.default_game = game
         self.episode: Episode | None = None
         self.episode_id: str | None = None
         self.closed = False
         self.mcp_server = self._tools(game)
-        self._live = live  # the app's open environments (GET /sessions counts them)
-        if live is not None:
-            live.add(self)
+        self._store, self._key = store, uuid.uuid4().hex  # the app's open environments
+        if store is not None:
+            store.add(self._key, self)
 
     # rosetta: tools: MCP: `/mcp` and the `/ws` `mcp` message list and call `make_move` (core's schema) on the session's game
     def _tools(self, game: str) -> Any:
@@ -144,10 +118,13 @@ class GameEnvironment(Environment[GameAction, GameObservation, GameState]):
 
     def close(self) -> None:
         """OpenEnv calls this on disconnect and when the idle reaper expires the session:
-        the game is released; later messages on a still-open socket get an error."""
+        the game is released; later messages on a still-open socket get an error.
+        The app's store closes it (its one close path, which calls ``release``)."""
+        if self._store is None or self._store.close(self._key) is None:
+            self.release()
+
+    def release(self) -> None:
         self.closed, self.episode = True, None
-        if self._live is not None:
-            self._live.discard(self)
 
     def _check_open(self) -> None:
         if self.closed:
@@ -170,16 +147,7 @@ class GameEnvironment(Environment[GameAction, GameObservation, GameState]):
         ``make_move`` tool call (``GameAction(move=...)``); the reset observation then
         carries core's tool system prompt and the tool schema."""
         self._check_open()
-        if task is not None and fields:
-            raise ResetArgumentsError(
-                f"pass a task row or task fields, not both (got {sorted(fields)})"
-            )
-        row = (
-            dict(task)
-            if task is not None
-            else {"game": self.default_game, **({} if seed is None else {"seed": seed}), **fields}
-        )
-        self.episode = Episode(Task.from_dict(row))  # strict: an unknown field is an error
+        self.episode = Episode(task_from_arguments(self.default_game, seed, task, **fields))
         if self.episode.task.game != self.default_game:
             self.mcp_server = self._tools(self.episode.task.game)  # that game's examples
         self.episode_id = episode_id or uuid.uuid4().hex
@@ -199,9 +167,9 @@ class GameEnvironment(Environment[GameAction, GameObservation, GameState]):
         if action.stop:
             result = self.episode.settle()
         elif action.reply is not None:
-            result = self.episode.step(_unicode(action.reply))
+            result = self.episode.step(require_unicode(action.reply))
         else:
-            result = self.episode.step_tool(_unicode(action.tool_arguments()))
+            result = self.episode.step_tool(require_unicode(action.tool_arguments()))
         return self._observe(self.episode, result.observation, result.info, result.reward)
 
     # rosetta: reward: `obs.reward` (the total, on the final observation) and `obs.reward_breakdown`
@@ -255,10 +223,12 @@ def create_game_app(
     Idle sessions close after ``session_timeout_s`` (``None``: never; OpenEnv's reaper
     checks every ``max(timeout / 4, 5)`` s). HTTP bodies over ``max_body_bytes`` get a
     413; core's typed errors on the stateless HTTP routes get a 4xx, not a 500."""
-    live: set[GameEnvironment] = set()
+    # OpenEnv's ConcurrencyConfig owns the cap and the idle reaper: the store holds the
+    # open environments, their one close path and the stats.
+    store: SessionStore[GameEnvironment] = SessionStore(on_close=lambda _k, env, _r: env.release())
 
     def factory() -> GameEnvironment:  # a function, not a partial: the web interface calls it
-        return GameEnvironment(game=game, live=live)
+        return GameEnvironment(game=game, store=store)
 
     config = ConcurrencyConfig(max_concurrent_envs=max_sessions, session_timeout=session_timeout_s)
     app = create_app(
@@ -280,7 +250,7 @@ def create_game_app(
 
     def sessions() -> dict[str, Any]:
         """Read-only: open games (WebSocket sessions) now, the cap and the idle timeout."""
-        return {"active": len(live), "max": max_sessions, "idle_timeout_s": session_timeout_s}
+        return {**store.stats(), "max": max_sessions, "idle_timeout_s": session_timeout_s}
 
     app.add_api_route("/sessions", sessions, methods=["GET"])
 

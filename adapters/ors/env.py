@@ -39,15 +39,14 @@ except ImportError as e:  # pragma: no cover - exercised only without the extra
         "adapters.ors needs openreward 0.1.167; install with: pip install -e '.[ors]'"
     ) from e
 
-from core import Episode, Task, list_games, make_tasks
+from core import Episode, Task, list_games
 from core.episode import StepResult
+from core.splits import split_names, split_rows
 
 ENV_NAME = "gamebridge"
 """The name the server serves the environment under (its class name, lowercased)."""
 DEFAULT_TASKS_PER_GAME = 32
 """Tasks per game in each split."""
-SPLIT_SEEDS = {"train": 0, "test": 1}
-"""``make_tasks`` seed offsets of the splits (added to the class's ``seed``)."""
 
 
 # rosetta: action: a `make_move` call's arguments, any JSON (the `move` goes to core unchanged)
@@ -58,14 +57,6 @@ class MoveArguments(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     move: Any = None
-
-
-def split_names(games: Iterable[str]) -> list[str]:
-    """``train``, ``test``, then ``<game>-train``, ``<game>-test`` per game."""
-    names = list(SPLIT_SEEDS)
-    for game in games:
-        names += [f"{game}-{kind}" for kind in SPLIT_SEEDS]
-    return names
 
 
 # rosetta: rollout: the client opens a session, reads the prompt and tools, calls tools until `finished` (rollouts/drivers/ors.py)
@@ -99,19 +90,8 @@ class GameBridge(Environment):
 
     @classmethod
     def list_tasks(cls, split: str) -> Sequence[dict[str, Any]]:
-        """The split's task rows (``Task.to_dict()``), game by game."""
-        kind = split.rsplit("-", 1)[-1]
-        games = cls.games if split in SPLIT_SEEDS else (split.rsplit("-", 1)[0],)
-        return [
-            task.to_dict()
-            for game in games
-            for task in make_tasks(
-                cls.tasks_per_game,
-                seed=cls.seed + SPLIT_SEEDS[kind],
-                game=game,
-                num_groups=cls.num_groups,
-            )
-        ]
+        """The split's task rows (``Task.to_dict()``), game by game (``core.splits``)."""
+        return split_rows(split, cls.games, cls.tasks_per_game, cls.seed, cls.num_groups)
 
     # rosetta: session: one `GameBridge(task_spec)` per ORS session (`/create`), freed at `/delete` or when idle
     def __init__(self, task_spec: Any = None, secrets: Any = None) -> None:

@@ -27,7 +27,6 @@ import base64
 import binascii
 import json
 import os
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from typing import Any
@@ -45,6 +44,7 @@ except ImportError as e:  # pragma: no cover - exercised only without the extra
     ) from e
 
 from adapters._asgi import ASGIApp, BodyLimitMiddleware, Receive, Scope, Send, refuse
+from adapters._sessions import SessionStore
 from adapters.ors.env import GameBridge
 from core.tasks import TaskError
 
@@ -61,18 +61,9 @@ class SessionLimits:
     """The ``POST /create`` checks and ``GET /sessions`` (pure ASGI, after the body
     limit, so the body is read in full and small)."""
 
-    def __init__(self, app: ASGIApp, server: Server, max_sessions: int, timeout_s: float) -> None:
+    def __init__(self, app: ASGIApp, store: SessionStore[Any]) -> None:
         self.app = app
-        self.server = server
-        self.max_sessions = max_sessions
-        self.timeout_s = timeout_s
-
-    def stats(self) -> dict[str, Any]:
-        return {
-            "active": len(self.server._active_envs),
-            "max": self.max_sessions,
-            "idle_timeout_s": self.timeout_s,
-        }
+        self.store = store
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -80,7 +71,7 @@ class SessionLimits:
             return
         path, method = scope.get("path", ""), scope.get("method", "")
         if path == "/sessions" and method == "GET":
-            body = json.dumps(self.stats()).encode()
+            body = json.dumps(self.store.stats()).encode()
             await send(
                 {
                     "type": "http.response.start",
@@ -100,13 +91,8 @@ class SessionLimits:
         if problem is not None:
             await refuse(send, 400, problem)
             return
-        if len(self.server._active_envs) >= self.max_sessions:
-            await refuse(
-                send,
-                429,
-                f"{len(self.server._active_envs)} live sessions, this server's max_sessions: "
-                f"delete some (idle ones expire after {self.timeout_s:g} s)",
-            )
+        if self.store.full():
+            await refuse(send, 429, self.store.full_message())
             return
         sent = False
 
@@ -179,30 +165,31 @@ def _space_safe(stream: Any) -> Any:
 CHUNK = 4096
 
 
-def _reaper(server: Server, timeout_s: float) -> Any:
-    """Delete sessions idle longer than ``timeout_s`` (as openreward's reaper does at 900 s)."""
+# rosetta: session: openreward's own session table, seen through `adapters._sessions.SessionStore` (cap, idle expiry, stats)
+def _store(server: Server, max_sessions: int, timeout_s: float) -> SessionStore[Any]:
+    """openreward's tables as a store: a session is busy while its setup or a tool
+    call runs; idle past ``timeout_s`` openreward's own ``_delete_session`` ends it."""
 
-    async def reap() -> None:
-        while True:
-            await asyncio.sleep(min(REAPER_INTERVAL_S, timeout_s / 4))
-            now = time.monotonic()
-            for sid in list(server._last_ping):  # busy (setup or a tool call running): not idle
-                setup, env = server._setup_tasks.get(sid), server._active_envs.get(sid)
-                if (setup is not None and not setup.done()) or getattr(env, "busy", 0):
-                    server._last_ping[sid] = now
-            stale = [sid for sid, seen in list(server._last_ping.items()) if now - seen > timeout_s]
-            for sid in stale:
-                await ors_server._delete_session(
-                    sid,
-                    server._active_envs,
-                    server._active_toolsets,
-                    server._last_ping,
-                    server._setup_tasks,
-                    server._ready,
-                    server._setup_errors,
-                )
+    def busy(sid: str, env: Any) -> bool:
+        setup = server._setup_tasks.get(sid)
+        return (setup is not None and not setup.done()) or bool(getattr(env, "busy", 0))
 
-    return reap
+    tables = {"values": server._active_envs, "seen": server._last_ping}
+    return SessionStore(max_sessions, timeout_s, busy=busy, release="delete some", **tables)
+
+
+async def _reap(server: Server, store: SessionStore[Any]) -> None:
+    """Delete sessions idle longer than the timeout (as openreward's reaper does at 900 s)."""
+    for sid in store.idle():
+        await ors_server._delete_session(
+            sid,
+            server._active_envs,
+            server._active_toolsets,
+            server._last_ping,
+            server._setup_tasks,
+            server._ready,
+            server._setup_errors,
+        )
 
 
 # rosetta: packaging: `python -m adapters.ors` serves openreward's own app (what `Server([GameBridge]).run()` would, with the limits); the `ors` extra
@@ -230,18 +217,17 @@ def create_app(
 
     app.add_exception_handler(TaskError, task_error)
     # add_middleware puts each one outside the last: the body limit sees requests first.
-    app.add_middleware(
-        SessionLimits, server=server, max_sessions=max_sessions, timeout_s=session_timeout_s
-    )
+    store = _store(server, max_sessions, session_timeout_s)
+    app.add_middleware(SessionLimits, store=store)
     app.add_middleware(BodyLimitMiddleware, max_body_bytes=max_body_bytes)
 
     inner = app.router.lifespan_context
-    reap = _reaper(server, session_timeout_s)
+    interval = min(REAPER_INTERVAL_S, session_timeout_s / 4)
 
     @asynccontextmanager
     async def lifespan(a: FastAPI) -> AsyncIterator[Any]:
         async with inner(a) as state:
-            task = asyncio.create_task(reap())
+            task = asyncio.create_task(store.reap_every(interval, lambda: _reap(server, store)))
             try:
                 yield state
             finally:

@@ -71,18 +71,6 @@ def settle(episode: Episode) -> Episode:
     return episode
 
 
-STAT_KEYS = ("game_turns", "game_invalid", "game_result")
-
-
-def episode_stats(episode: Episode) -> dict[str, Any]:
-    """Per-episode figures for logging: replies, invalid replies, result."""
-    return {
-        "game_turns": len(episode.events),
-        "game_invalid": episode.invalid_moves,
-        "game_result": episode.result,
-    }
-
-
 # rosetta: rollout: factory: TRL's own tool-calling loop
 class GameEnvironment:
     """One gamebridge game for TRL's ``environment_factory``."""
@@ -220,14 +208,12 @@ def make_dataset(
 
 __all__ = [
     "ENVIRONMENT_COLUMN",
-    "STAT_KEYS",
     "TASK_KEY",
     "EnvironmentNotResetError",
     "GameEnvironment",
     "dataset_rows",
     "environment_class",
     "environment_factories",
-    "episode_stats",
     "make_dataset",
     "prompt_messages",
     "settle",

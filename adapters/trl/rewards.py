@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from adapters.trl.environment import STAT_KEYS, episode_stats, settle
+from adapters.trl.environment import settle
+from core.batch_stats import STAT_KEYS, batch_means, episode_stats
 from core.rewards import DEFAULT_WEIGHTS
 
 COMPONENTS: tuple[str, ...] = tuple(DEFAULT_WEIGHTS)
@@ -56,50 +57,34 @@ def log_game_metrics(environments: Sequence[Any] | None, kwargs: dict[str, Any])
         ]
     else:
         return
-    if not stats:
-        return
-    turns = sum(s["game_turns"] for s in stats)
-    log("game/turns", turns / len(stats))
-    log("game/valid_rate", 1.0 - sum(s["game_invalid"] for s in stats) / max(turns, 1))
-    log("game/win_rate", sum(s["game_result"] == "win" for s in stats) / len(stats))
-    log("game/loss_rate", sum(s["game_result"] == "loss" for s in stats) / len(stats))
+    for key, value in batch_means(stats).items():
+        log(f"game/{key}", value)
 
 
-def reward_win(
-    completions: list[Any], environments: Sequence[Any] | None = None, **kwargs: Any
-) -> list[float]:
-    """Core's ``win`` component: 1 win, 0.5 draw, 0 loss (also logs the game metrics)."""
-    log_game_metrics(environments, kwargs)
-    return _values("win", environments, kwargs)
+def _reward_function(name: str) -> Callable[..., list[float]]:
+    """TRL's reward function for core component ``name`` (named ``reward_<name>``, its
+    column); the first component's also logs the game metrics, once per batch."""
 
+    def reward(
+        completions: list[Any], environments: Sequence[Any] | None = None, **kwargs: Any
+    ) -> list[float]:
+        if name == COMPONENTS[0]:
+            log_game_metrics(environments, kwargs)
+        return _values(name, environments, kwargs)
 
-def reward_margin(
-    completions: list[Any], environments: Sequence[Any] | None = None, **kwargs: Any
-) -> list[float]:
-    """Core's ``margin`` component, in [-1, 1]."""
-    return _values("margin", environments, kwargs)
-
-
-def reward_format(
-    completions: list[Any], environments: Sequence[Any] | None = None, **kwargs: Any
-) -> list[float]:
-    """Core's ``format`` component: the share of well-formed replies."""
-    return _values("format", environments, kwargs)
-
-
-def reward_invalid(
-    completions: list[Any], environments: Sequence[Any] | None = None, **kwargs: Any
-) -> list[float]:
-    """Core's ``invalid`` component: minus the capped invalid-reply penalty."""
-    return _values("invalid", environments, kwargs)
+    reward.__name__ = reward.__qualname__ = f"reward_{name}"
+    reward.__doc__ = f"Core's ``{name}`` component (``Episode.reward().components``)."
+    return reward
 
 
 REWARD_FUNCTIONS: dict[str, Callable[..., list[float]]] = {
-    "win": reward_win,
-    "margin": reward_margin,
-    "format": reward_format,
-    "invalid": reward_invalid,
+    name: _reward_function(name) for name in COMPONENTS
 }
+"""One per core rubric component, generated from core's (as the Verifiers adapter does)."""
+reward_win = REWARD_FUNCTIONS["win"]
+reward_margin = REWARD_FUNCTIONS["margin"]
+reward_format = REWARD_FUNCTIONS["format"]
+reward_invalid = REWARD_FUNCTIONS["invalid"]
 
 
 # rosetta: reward: `reward_functions()`: one TRL column per component; `reward_weights(mode)`

@@ -35,9 +35,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from adapters.trl.environment import STAT_KEYS, TASK_KEY, episode_stats, settle
+from adapters.trl.environment import TASK_KEY, settle
 from adapters.trl.rewards import COMPONENTS, component_key
 from core import conversation as chat
+from core.batch_stats import STAT_KEYS, episode_stats
 from core.episode import Episode
 from core.tasks import Task
 

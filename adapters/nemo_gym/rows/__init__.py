@@ -50,25 +50,3 @@ def make_row(task: Task | Mapping[str, Any], style: str = "gymnasium") -> dict[s
             "tools": [responses_tool(episode.tool_schema)],
         }
     return {"responses_create_params": params, "task": episode.task.to_dict()}
-
-
-def main(argv: list[str] | None = None) -> None:
-    """``python -m adapters.nemo_gym.rows --game othello -n 4 > rows.jsonl``"""
-    import argparse
-    import json
-
-    from core.games import game_arg
-    from core.tasks import make_tasks
-
-    parser = argparse.ArgumentParser(prog="python -m adapters.nemo_gym.rows", description=__doc__)
-    parser.add_argument("--game", default="tictactoe", type=game_arg)
-    parser.add_argument("-n", type=int, default=8, help="number of rows (core.make_tasks)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--style", default="gymnasium", choices=STYLES)
-    args = parser.parse_args(argv)
-    for task in make_tasks(args.n, seed=args.seed, game=args.game):
-        print(json.dumps(make_row(task, args.style)))
-
-
-if __name__ == "__main__":
-    main()

@@ -1,0 +1,89 @@
+"""What a framework hands core, judged in core: a task from a framework's row or
+reset arguments, and text a JSON reply could not carry back.
+
+* ``task_from_row``: the task of a dataset row that carries it under ``task``
+  (strict: an unknown field is an error) or as its own top-level fields (the
+  framework's own columns left out, unknown ones ignored);
+* ``task_from_arguments``: the task of a ``reset(task=row)`` or
+  ``reset(seed=..., **fields)`` call, never both;
+* ``require_unicode``: a reply or tool arguments holding a lone UTF-16 surrogate
+  are refused (``NotUnicodeError``) before they reach a game: no UTF-8 JSON reply
+  could carry them back.
+
+>>> task_from_row({"task": {"game": "nim", "seed": 3}}, "tictactoe").game
+'nim'
+>>> task_from_arguments("tictactoe", seed=2).seed
+2
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from core.tasks import Task, TaskError
+
+
+class ResetArgumentsError(TaskError, TypeError):
+    """``reset`` got a task row and task fields at once."""
+
+
+class NotUnicodeError(ValueError):
+    """A reply or move holding a lone UTF-16 surrogate: not Unicode text."""
+
+
+def task_from_row(row: Mapping[str, Any], default_game: str, ignore: Iterable[str] = ()) -> Task:
+    """The task of ``row``: its ``task`` field (strict), else its top-level fields but
+    ``ignore`` (lenient); ``default_game`` where it names none."""
+    raw = row.get("task")
+    skip = set(ignore)
+    fields = (
+        dict(raw) if isinstance(raw, Mapping) else {k: v for k, v in row.items() if k not in skip}
+    )
+    return Task.from_dict({"game": default_game, **fields}, strict=isinstance(raw, Mapping))
+
+
+def task_from_arguments(
+    default_game: str,
+    seed: int | None = None,
+    task: Mapping[str, Any] | None = None,
+    **fields: Any,
+) -> Task:
+    """``task`` (a ``Task.to_dict()`` row), or ``default_game`` with ``seed`` and the
+    other task ``fields``; strict either way (an unknown field is an error)."""
+    if task is not None and fields:
+        raise ResetArgumentsError(
+            f"pass a task row or task fields, not both (got {sorted(fields)})"
+        )
+    if task is not None:
+        return Task.from_dict(dict(task))
+    return Task.from_dict(
+        {"game": default_game, **({} if seed is None else {"seed": seed}), **fields}
+    )
+
+
+def require_unicode(value: Any) -> Any:
+    """``value`` unchanged, unless a string in it (keys included) holds a lone surrogate."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise NotUnicodeError(
+                f"the action holds a lone UTF-16 surrogate at index {exc.start}: not Unicode"
+            ) from None
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            require_unicode(key), require_unicode(item)
+    elif isinstance(value, list):
+        for item in value:
+            require_unicode(item)
+    return value
+
+
+__all__ = [
+    "NotUnicodeError",
+    "ResetArgumentsError",
+    "require_unicode",
+    "task_from_arguments",
+    "task_from_row",
+]
