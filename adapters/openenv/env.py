@@ -58,7 +58,7 @@ def _move_tool(game: str) -> Any:
     until 5,000 more sessions had pushed them out (after 2,000 abandoned sessions were
     all closed the server stayed 257 MB over its baseline, and neither ``gc.collect()``
     nor ``malloc_trim`` could give it back: tests/faults/test_openenv_sessions.py,
-    ``limits._Reclaimer`` for the rest). ``model_copy`` parses nothing."""
+    ``adapters._reclaim.Reclaimer`` for the rest). ``model_copy`` parses nothing."""
     function = tool_schema(make_game(game))["function"]
     tool = Tool.from_function(
         GameEnvironment._make_move, name=TOOL_NAME, description=function["description"]

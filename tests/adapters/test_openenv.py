@@ -131,11 +131,11 @@ def test_the_app_allows_concurrent_sessions() -> None:
 
 def _documented(prefix: str, lang: str = "bash") -> str:
     blocks = re.findall(rf"```{lang}\n(.*?)```", DOC, flags=re.S)
-    found = [
-        b if lang == "python" else line
+    found = [  # a command as the docs type it (.venv/bin/python ...), as argv from this venv
+        b if lang == "python" else line.removeprefix(".venv/bin/")
         for b in blocks
         for line in ([b] if lang == "python" else b.splitlines())
-        if line.startswith(prefix)
+        if line.removeprefix(".venv/bin/").startswith(prefix)
     ]
     assert len(found) == 1, found
     return found[0]

@@ -151,11 +151,11 @@ def _documented_vf_eval(index: int = 0) -> list[str]:
     capped run and the walkthrough's file are left out)."""
     text = (ROOT / "docs" / "verifiers.md").read_text(encoding="utf-8")
     blocks = re.findall(r"```bash\n(.*?)```", text, flags=re.S)
-    commands = [
-        line
+    commands = [  # typed as .venv/bin/vf-eval in the docs
+        line.removeprefix(".venv/bin/")
         for b in blocks
         for line in b.replace("\\\n", " ").splitlines()
-        if line.startswith("vf-eval ")
+        if line.removeprefix(".venv/bin/").startswith("vf-eval ")
     ]
     assert len(commands) == 4 and "max-turns" in commands[1], commands
     runs = [commands[0], commands[2]]  # text, tools (the capped run, the walkthrough's file)

@@ -5,7 +5,7 @@ silent without closing. With a short idle timeout the server closes every one of
 them (OpenEnv's reaper used to free the game but keep the socket: 1,994 descriptors
 and +183 MB held). Its file descriptors come back to the baseline exactly, and its
 resident memory gives back all but :data:`RSS_KEPT_SHARE` of what the sessions took
-(``limits._Reclaimer`` says what held it: FastMCP's caches, CPython's thread
+(``adapters._reclaim.Reclaimer`` says what held it: FastMCP's caches, CPython's thread
 shutdown locks, reference cycles, glibc; what stays is pymalloc arenas that a few
 live objects allocated during the burst keep, which no API hands back).
 """
@@ -26,7 +26,7 @@ websockets = pytest.importorskip("websockets")
 
 from faultkit import wait_for  # noqa: E402 (after the skips)
 
-from adapters.openenv.limits import RECLAIM_QUIET_S  # noqa: E402
+from adapters._reclaim import RECLAIM_QUIET_S  # noqa: E402
 from rollouts.model.servers import start_server  # noqa: E402
 
 pytestmark = pytest.mark.server

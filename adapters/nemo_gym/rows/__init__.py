@@ -15,7 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from core import conversation as chat
+from core.conversation import opening
+from core.conversation import system as system_message  # `.system(` reads as os.system
 from core.episode import Episode
 from core.tasks import Task
 
@@ -43,10 +44,10 @@ def make_row(task: Task | Mapping[str, Any], style: str = "gymnasium") -> dict[s
         raise ValueError(f"style must be one of {STYLES}, got {style!r}")
     episode = Episode(task)
     if style == "gymnasium":
-        params: dict[str, Any] = {"input": [chat.system(episode.system_prompt)]}
+        params: dict[str, Any] = {"input": [system_message(episode.system_prompt)]}
     else:
         params = {
-            "input": chat.opening(episode.tool_system_prompt, episode.reset()),
+            "input": opening(episode.tool_system_prompt, episode.reset()),
             "tools": [responses_tool(episode.tool_schema)],
         }
     return {"responses_create_params": params, "task": episode.task.to_dict()}
