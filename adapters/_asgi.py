@@ -41,7 +41,12 @@ def has_lone_surrogate(body: bytes) -> bool:
 
 
 async def refuse(send: Send, status: int, message: str) -> None:
-    body = json.dumps({"detail": message}).encode()
+    await send_json(send, status, {"detail": message})
+
+
+async def send_json(send: Send, status: int, payload: object) -> None:
+    """A whole JSON response, sent straight through ASGI ``send``."""
+    body = json.dumps(payload).encode()
     await send(
         {
             "type": "http.response.start",

@@ -15,7 +15,7 @@ from typing import Any
 from fastapi import Request
 from fastapi.responses import JSONResponse
 
-from adapters._asgi import BodyLimitMiddleware, Send
+from adapters._asgi import BodyLimitMiddleware, Send, send_json
 from core.prompts import TOOL_NAME
 from core.rng import derive_seed
 
@@ -181,15 +181,4 @@ class OpenAIBodyLimit(BodyLimitMiddleware):
     """The shared body limit and surrogate check, refusing with an OpenAI error body."""
 
     async def refuse(self, send: Send, status: int, message: str, code: str) -> None:
-        body = json.dumps(RequestError(message, status, code=code).content()).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": status,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
+        await send_json(send, status, RequestError(message, status, code=code).content())
