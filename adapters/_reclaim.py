@@ -15,6 +15,15 @@ import gc
 import threading
 from collections.abc import Callable
 
+SERVER_ENV = {"PYTHONMALLOC": "malloc"}
+"""The environment a long-lived server is started with (``rollouts``' launchers pass it
+to the OpenEnv server): the system allocator instead of pymalloc. After the reclaim,
+what pymalloc keeps is arenas pinned by a few small live objects, which no trim can
+hand back; glibc's heap can be trimmed page by page. Measured with 2,000 abandoned
+OpenEnv sessions (tests/faults/test_openenv_sessions.py): RSS 224.4 -> 502.5 -> 303.3
+MB under pymalloc (28% of the growth kept), 226.6 -> 518.9 -> 257.7 MB under
+``PYTHONMALLOC=malloc`` (11%, +31 MB). Start a server by hand with it too when it will
+see bursts of abandoned sessions."""
 RECLAIM_QUIET_S = 5.0
 """Seconds without a session ending before the ended sessions' memory is reclaimed."""
 RECLAIM_AT_MOST_S = 60.0

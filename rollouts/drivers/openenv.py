@@ -35,6 +35,7 @@ class OpenEnvDriver(Driver):
     def session(
         self, *, base_url: str, model: str, api_key: str | None, concurrency: int = 1
     ) -> Iterator[RunContext]:
+        from adapters._reclaim import SERVER_ENV
         from rollouts.model.servers import SupervisedServer
 
         # The client side imports openenv too (5-10 s): overlap it with the server's start.
@@ -52,7 +53,7 @@ class OpenEnvDriver(Driver):
             str(max(1, concurrency)),
         ]
         with (
-            SupervisedServer("OpenEnv", argv, "/health") as server,
+            SupervisedServer("OpenEnv", argv, "/health", env=SERVER_ENV) as server,
             super().session(
                 base_url=base_url, model=model, api_key=api_key, concurrency=concurrency
             ) as ctx,

@@ -368,7 +368,9 @@ def server_manager(
             sys.executable, "-m", "adapters.openenv", "--port", "{port}",
             "--max-sessions", cap, "--session-timeout", str(idle_timeout),
         ]  # fmt: skip
-        return start_server(argv, "/health")
+        from adapters._reclaim import SERVER_ENV
+
+        return start_server(argv, "/health", SERVER_ENV)  # as the OpenEnv driver starts it
     if server == "ors":
         from rollouts.drivers.ors import ROOT, server_python
 
