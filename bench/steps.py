@@ -336,9 +336,11 @@ def http_rows(games: Sequence[Game]) -> tuple[list[Row], list[str]]:
             "scripted replies, no model; httpx keep-alive client, one session per game",
         )
     else:
-        skipped.append(
-            f"NeMo Gym latency not measured: {nemo_python()} is missing (make setup-nemo)"
-        )
+        from rollouts.drivers.nemo_gym import ROOT
+
+        where = nemo_python()
+        shown = where.relative_to(ROOT) if where.is_relative_to(ROOT) else where
+        skipped.append(f"NeMo Gym latency not measured: {shown} is missing (make setup-nemo)")
     return rows, skipped
 
 

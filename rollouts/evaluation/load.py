@@ -487,7 +487,7 @@ def main(argv: list[str] | None = None) -> int:
         from rollouts.drivers.nemo_gym import nemo_python
 
         if not nemo_python().exists():
-            print(f"skipping NeMo Gym: {nemo_python()} is missing (make setup-nemo)")
+            print("skipping NeMo Gym: .venv-nemo is missing (make setup-nemo)")
             servers = [s for s in servers if not s.startswith("nemo")]
     print(HEADER, flush=True)
 
