@@ -276,11 +276,11 @@ in percent; a time), *min – max* its range over the runs.
 {END}"""
 
 
-def write_doc(path: Path, section: str) -> None:
-    """Replace the text between the markers of ``path`` (appending it, with the
-    markers, when the file has none; creating the file when missing)."""
+def write_doc(path: Path, section: str, begin: str = BEGIN, end: str = END) -> None:
+    """Replace the text between the markers (``begin``, ``end``) of ``path`` (appending
+    it, with the markers, when the file has none; creating the file when missing)."""
     text = path.read_text() if path.exists() else "# Performance\n"
-    pattern = re.compile(re.escape(BEGIN) + r".*?" + re.escape(END), re.DOTALL)
+    pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end), re.DOTALL)
     if pattern.search(text):
         text = pattern.sub(lambda _: section, text, count=1)
     else:

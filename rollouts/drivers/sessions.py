@@ -539,15 +539,27 @@ class ORSWireSession(_HTTPSession):
     name = "ors"
     mode = TOOLS
 
+    def __init__(
+        self,
+        url: str,
+        http: Any = None,
+        on_response: OnResponse | None = None,
+        timeout: float = TIMEOUT,
+        env_name: str = ORS_ENV_NAME,
+    ) -> None:
+        super().__init__(url, http, on_response, timeout)
+        self.env_name = env_name
+        """The environment's name on the server (another environment: bench's ORS floor)."""
+
     def open(self, task: Task) -> list[Message]:
         minted = self._post("/create_session")
         if minted.status_code != 200:
             raise DriverError(f"ors /create_session answered {minted.status_code}")
         self.sid = next(data for event, data in sse_events(minted.text) if event == "task_id")
         self._headers = {"X-Session-ID": self.sid}
-        create = {"task_spec": task.to_dict(), "env_name": ORS_ENV_NAME}
+        create = {"task_spec": task.to_dict(), "env_name": self.env_name}
         self._json("/create", json=create, headers=self._headers)
-        response = self.http.get(f"/{ORS_ENV_NAME}/messages", headers=self._headers)
+        response = self.http.get(f"/{self.env_name}/messages", headers=self._headers)
         if self.on_response is not None:
             self.on_response(response, "/messages")
         response.raise_for_status()
@@ -556,7 +568,7 @@ class ORSWireSession(_HTTPSession):
 
     def call(self, arguments: Any, name: str = TOOL_NAME) -> Turn:
         response = self._post(
-            f"/{ORS_ENV_NAME}/call",
+            f"/{self.env_name}/call",
             "/call",
             json={"name": name, "input": arguments},
             headers=self._headers,

@@ -355,10 +355,16 @@ def wait_live(url: str, report: LoadReport, target: int, seconds: float) -> int:
 
 
 def server_manager(
-    server: str, sessions: int, idle_timeout: float, max_sessions: int | None = None
+    server: str,
+    sessions: int,
+    idle_timeout: float,
+    max_sessions: int | None = None,
+    system_malloc: bool = True,
 ) -> AbstractContextManager[Any]:
     """``start_server`` for ``server``, started the way its driver starts it; room for
-    ``sessions`` clients plus their idle and abandoned games unless ``max_sessions``."""
+    ``sessions`` clients plus their idle and abandoned games unless ``max_sessions``.
+    ``system_malloc=False`` starts OpenEnv without ``SERVER_ENV`` (pymalloc: what that
+    costs is a row of ``bench.servers``)."""
     from rollouts.model.servers import start_server
 
     cap = str(max_sessions or 3 * sessions + 8)
@@ -370,7 +376,8 @@ def server_manager(
         ]  # fmt: skip
         from adapters._reclaim import SERVER_ENV
 
-        return start_server(argv, "/health", SERVER_ENV)  # as the OpenEnv driver starts it
+        env = SERVER_ENV if system_malloc else None
+        return start_server(argv, "/health", env)  # as the OpenEnv driver starts it
     if server == "ors":
         from rollouts.drivers.ors import ROOT, server_python
 

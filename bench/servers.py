@@ -1,0 +1,433 @@
+"""Every gamebridge server against its framework's floor, in the same run.
+
+    python -m bench.servers                      # 5 rounds; rewrites docs/performance.md's section
+    python -m bench.servers --rounds 2 --episodes 1 --servers openenv --no-doc
+
+For each server (OpenEnv's WebSocket server, NeMo Gym's gymnasium and tool servers,
+ORS) the adapter and the framework's floor (``bench/floors/``: a minimal Tic-Tac-Toe
+environment written as the framework's own examples, started the same way) run side by
+side; each round measures both, their order alternating:
+
+* p50 and p99 step latency (client-measured, one reply or tool call -> observation)
+  with 1 client playing games one after the other;
+* steps/s with ``--sessions`` (64) concurrent client sessions.
+
+Both sides are driven by the same client session (``rollouts.drivers.sessions``) and
+the same scripted player (``core.players.ScriptedPlayer``, random legal moves, seeded
+per client) on Tic-Tac-Toe tasks against a random opponent. Each row is the ratio
+adapter / floor per round (median, min-max over the rounds): a latency ratio above 1
+or a throughput ratio below 1 is what the adapter costs. OpenEnv's adapter also runs
+started without ``adapters._reclaim.SERVER_ENV`` (pymalloc), for the allocator's cost.
+
+``make load`` (after the load test) and ``make bench`` run this and rewrite the
+``servers:`` section of docs/performance.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager, ExitStack
+from dataclasses import dataclass, field
+from typing import Any
+
+from bench.report import DOC, ROOT, Row, Target, load_average, machine, markdown_table, write_doc
+
+SERVERS = ("openenv", "nemo_gym", "nemo_gym_tools", "ors")
+LABELS = {
+    "openenv": "OpenEnv (WebSocket)",
+    "nemo_gym": "NeMo Gym gymnasium (HTTP)",
+    "nemo_gym_tools": "NeMo Gym tools (HTTP)",
+    "ors": "ORS (HTTP + SSE)",
+}
+BEGIN = "<!-- servers:begin (written by `make load` and `make bench`; edits between these markers are lost) -->"
+END = "<!-- servers:end -->"
+POLICY = "random"
+"""Random legal moves: every step does the whole work (parse, apply, reply, render)."""
+P50_TARGET = Target(1.10, at_least=False)
+RATE_TARGET = Target(0.90)
+
+
+@dataclass(frozen=True)
+class Sizes:
+    rounds: int = 5
+    latency_games: int = 30
+    """Games the single client plays per round and side (about 4 steps each)."""
+    sessions: int = 64
+    episodes: int = 3
+    """Games each of the concurrent sessions plays per round and side."""
+
+
+QUICK = Sizes(rounds=1, latency_games=1, sessions=2, episodes=1)
+
+
+@dataclass
+class Run:
+    """One measurement of one side."""
+
+    latencies: list[float] = field(default_factory=list)
+    steps: int = 0
+    seconds: float = 0.0
+    errors: list[str] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def percentile(self, q: float) -> float:
+        data = sorted(self.latencies)
+        return data[min(len(data) - 1, int(q * len(data)))] * 1000 if data else float("nan")
+
+    @property
+    def rate(self) -> float:
+        return self.steps / self.seconds if self.seconds else 0.0
+
+
+# --- the sides --------------------------------------------------------------------------
+
+
+def floor_manager(server: str, cap: int) -> AbstractContextManager[Any]:
+    """The floor of ``server``, started as its adapter is (``load.server_manager``)."""
+    from rollouts.model.servers import start_server
+
+    if server == "openenv":
+        from adapters._reclaim import SERVER_ENV
+
+        argv = [sys.executable, "-m", "bench.floors", "openenv", "--port", "{port}"]
+        argv += ["--max-sessions", str(cap)]
+        return start_server(argv, "/health", SERVER_ENV, cwd=ROOT)
+    if server == "ors":
+        from rollouts.drivers.ors import server_python
+
+        argv = ["python", "-m", "bench.floors", "ors", "--port", "{port}"]
+        return start_server(argv, "/health", {"PYTHONUNBUFFERED": "1"}, server_python(), cwd=ROOT)
+    from rollouts.drivers.nemo_gym import nemo_python
+
+    style = "tools" if server == "nemo_gym_tools" else "gymnasium"
+    argv = ["python", "-m", "bench.floors", "nemo_gym", "--style", style, "--port", "{port}"]
+    return start_server(argv, "/", {"PYTHONUNBUFFERED": "1"}, str(nemo_python()), cwd=ROOT)
+
+
+def sides(server: str, sessions: int) -> dict[str, Callable[[], AbstractContextManager[Any]]]:
+    """``{"adapter": ..., "floor": ...}`` (and OpenEnv's adapter under pymalloc)."""
+    from rollouts.evaluation.load import server_manager
+
+    cap = 3 * sessions + 8
+    out: dict[str, Callable[[], AbstractContextManager[Any]]] = {
+        "adapter": lambda: server_manager(server, sessions, 600.0, cap),
+        "floor": lambda: floor_manager(server, cap),
+    }
+    if server == "openenv":
+        out["pymalloc"] = lambda: server_manager(server, sessions, 600.0, cap, system_malloc=False)
+    return out
+
+
+# --- playing ----------------------------------------------------------------------------
+
+
+def _client(server: str, side: str, url: str, index: int, episodes: int, run: Run) -> None:
+    """One client: ``episodes`` Tic-Tac-Toe games through ``server``'s client session."""
+    import httpx
+
+    from core.players import ScriptedPlayer
+    from core.tasks import Task
+    from rollouts.drivers.sessions import (
+        NemoGymSession,
+        NemoGymToolsSession,
+        OpenEnvSession,
+        ORSWireSession,
+    )
+    from rollouts.evaluation.load import LoadReport, _counter, _play
+
+    report = LoadReport(server, 1)
+    player = ScriptedPlayer(POLICY, seed=index)
+    shared = httpx.Client(base_url=url, timeout=120) if server in ("nemo_gym", "ors") else None
+    try:
+        for j in range(episodes):
+            task = Task(game="tictactoe", seed=index * 1000 + j, opponent="random", model_player=0)
+            session: Any
+            if server == "openenv":
+                session = OpenEnvSession(url)
+            elif server == "ors":
+                name = "tictactoe" if side == "floor" else "gamebridge"
+                session = ORSWireSession(
+                    url, http=shared, on_response=_counter(report), env_name=name
+                )
+            else:
+                make = NemoGymSession if server == "nemo_gym" else NemoGymToolsSession
+                session = make(url, http=shared, on_response=_counter(report))
+            try:
+                with session:
+                    _play(report, session, task, player)
+                    if isinstance(session, ORSWireSession):
+                        session.delete()
+            except Exception as exc:  # counted; the client goes on
+                run.errors.append(f"{side} {task.task_id}: {type(exc).__name__}: {exc}")
+    finally:
+        if shared is not None:
+            shared.close()
+    with run.lock:
+        run.latencies += report.latencies
+        run.steps += report.steps
+
+
+def measure(server: str, side: str, url: str, clients: int, episodes: int) -> Run:
+    """``clients`` concurrent clients (threads) playing ``episodes`` games each."""
+    run = Run()
+    start = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=clients, thread_name_prefix="floors") as pool:
+        futures = [
+            pool.submit(_client, server, side, url, i, episodes, run) for i in range(clients)
+        ]
+        for future in futures:
+            future.result()
+    run.seconds = time.perf_counter() - start
+    return run
+
+
+# --- rounds and rows ----------------------------------------------------------------------
+
+
+@dataclass
+class Result:
+    """Per side, each round's 1-client run and many-session run."""
+
+    server: str
+    single: dict[str, list[Run]] = field(default_factory=dict)
+    many: dict[str, list[Run]] = field(default_factory=dict)
+
+    @property
+    def errors(self) -> list[str]:
+        return [
+            e
+            for runs in (*self.single.values(), *self.many.values())
+            for r in runs
+            for e in r.errors
+        ]
+
+
+def compare(server: str, sizes: Sizes, say: Callable[[str], None] = lambda _: None) -> Result:
+    """Start every side of ``server``, warm each up, then ``sizes.rounds`` rounds."""
+    from rollouts.drivers.nemo_gym import _start_together
+
+    makers = sides(server, sizes.sessions)
+    names = list(makers)
+    result = Result(server, {n: [] for n in names}, {n: [] for n in names})
+    with ExitStack() as stack:
+        managers = [makers[n]() for n in names]
+        running = _start_together(managers)
+        for manager in managers:
+            stack.push(manager.__exit__)
+        urls = {n: s.base_url for n, s in zip(names, running, strict=True)}
+        for n in names:  # untimed: first connections, lazily built tables
+            measure(server, n, urls[n], 2, 1)
+        for r in range(sizes.rounds):
+            order = names if r % 2 == 0 else names[::-1]
+            for n in order:
+                result.single[n].append(measure(server, n, urls[n], 1, sizes.latency_games))
+            for n in order:
+                result.many[n].append(measure(server, n, urls[n], sizes.sessions, sizes.episodes))
+            say(
+                f"{server} round {r + 1}: "
+                + ", ".join(
+                    f"{n} p50 {result.single[n][-1].percentile(0.5):.2f} ms, "
+                    f"{result.many[n][-1].rate:.0f} steps/s"
+                    for n in names
+                )
+            )
+    return result
+
+
+def _ratio_row(
+    section: str,
+    name: str,
+    mine: Sequence[float],
+    base: Sequence[float],
+    unit: str,
+    target: Target | None,
+    note: str,
+) -> Row:
+    ratios = tuple(m / b if b else float("nan") for m, b in zip(mine, base, strict=True))
+    fmt = (lambda v: f"{v:.2f} ms") if unit == "ms" else (lambda v: f"{v:,.0f} steps/s")
+    return Row(
+        section,
+        name,
+        fmt(statistics.median(mine)),
+        fmt(statistics.median(base)),
+        ratios,
+        "x",
+        target,
+        note,
+    )
+
+
+def rows(result: Result, sizes: Sizes) -> list[Row]:
+    """The ratio rows of one server: adapter / floor (and OpenEnv's malloc on / off)."""
+    label = LABELS[result.server]
+    section = "Servers against their framework's floor (adapter / floor, same run)"
+    out = []
+    pairs = [("adapter", "floor", "adapter / floor")]
+    if "pymalloc" in result.single:
+        pairs.append(("adapter", "pymalloc", "PYTHONMALLOC=malloc / pymalloc"))
+    for mine, base, what in pairs:
+        prefix = label if base == "floor" else f"{label} adapter, {what}"
+        single = {n: result.single[n] for n in (mine, base)}
+        many = {n: result.many[n] for n in (mine, base)}
+        steps = statistics.median(r.steps for r in single[mine])
+        sessions = sizes.sessions
+        out += [
+            _ratio_row(
+                section,
+                f"{prefix}: p50 step latency, 1 client",
+                [r.percentile(0.5) for r in single[mine]],
+                [r.percentile(0.5) for r in single[base]],
+                "ms",
+                P50_TARGET if base == "floor" else None,
+                f"{what}; ~{steps:.0f} steps a round ({sizes.latency_games} games, one at a time)",
+            ),
+            _ratio_row(
+                section,
+                f"{prefix}: p99 step latency, 1 client",
+                [r.percentile(0.99) for r in single[mine]],
+                [r.percentile(0.99) for r in single[base]],
+                "ms",
+                None,
+                what,
+            ),
+            _ratio_row(
+                section,
+                f"{prefix}: steps/s, {sessions} sessions",
+                [r.rate for r in many[mine]],
+                [r.rate for r in many[base]],
+                "rate",
+                RATE_TARGET if base == "floor" else None,
+                f"{what}; {sessions} concurrent sessions x {sizes.episodes} games a round",
+            ),
+        ]
+    return out
+
+
+def available(servers: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The servers that can run here, and a note for each that cannot."""
+    from rollouts.drivers.nemo_gym import ROOT as NEMO_ROOT
+    from rollouts.drivers.nemo_gym import nemo_python
+    from rollouts.drivers.ors import ORSDriver
+
+    ok, notes = [], []
+    for server in servers:
+        if server.startswith("nemo") and not nemo_python().exists():
+            where = nemo_python()
+            shown = where.relative_to(NEMO_ROOT) if where.is_relative_to(NEMO_ROOT) else where
+            notes.append(f"{LABELS[server]}: not measured, {shown} is missing (make setup-nemo)")
+        elif server == "ors" and not ORSDriver().available()[0]:
+            notes.append(f"{LABELS[server]}: not measured, {ORSDriver().available()[1]}")
+        else:
+            ok.append(server)
+    return ok, notes
+
+
+def run(
+    servers: Sequence[str], sizes: Sizes, log: bool = True
+) -> tuple[list[Row], list[str], list[Result]]:
+    """Every server's comparison: rows, notes, the raw results."""
+
+    def say(text: str) -> None:
+        if log:
+            print(f"[servers {time.strftime('%H:%M:%S')}] {text}", file=sys.stderr, flush=True)
+
+    chosen, notes = available(servers)
+    out: list[Row] = []
+    results = []
+    for server in chosen:
+        say(f"{server}: starting the adapter and the floor")
+        result = compare(server, sizes, say)
+        results.append(result)
+        out += rows(result, sizes)
+        if result.errors:
+            notes.append(
+                f"{LABELS[server]}: {len(result.errors)} errors, first: {result.errors[0]}"
+            )
+    return out, notes, results
+
+
+def section_text(
+    rows_: Sequence[Row], info: dict[str, str], notes: Sequence[str], command: str, date: str
+) -> str:
+    machine_lines = "\n".join(f"| {k} | {v} |" for k, v in info.items())
+    missed = [f"{r.name} ({r.median:.2f}x)" for r in rows_ if r.status == "MISSED"]
+    verdict = "Every target is met." if not missed else "Missed: " + "; ".join(missed) + "."
+    note_lines = "\n".join(f"* {n}" for n in notes)
+    return f"""{BEGIN}
+
+Measured {date} with:
+
+<!-- docs-test: skip (the full comparison runs for minutes) -->
+```bash
+{command}
+```
+
+| machine | |
+|---|---|
+{machine_lines}
+
+*gamebridge* is the adapter's median figure, *reference* the floor's; *measured* is the
+median over the rounds of adapter / floor, measured back to back in each round (order
+alternating), *min – max* its range. Latency ratios above 1 and throughput ratios below 1
+are what the adapter costs; the targets: p50 within 10% of the floor, steps/s within 10%.
+
+{markdown_table(rows_)}
+
+{verdict}
+
+{note_lines}
+
+{END}"""
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.servers", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument(
+        "--servers", default=",".join(SERVERS), help=f"comma-separated, of {', '.join(SERVERS)}"
+    )
+    parser.add_argument("--rounds", type=int, default=Sizes.rounds)
+    parser.add_argument("--latency-games", type=int, default=Sizes.latency_games)
+    parser.add_argument("--sessions", type=int, default=Sizes.sessions)
+    parser.add_argument("--episodes", type=int, default=Sizes.episodes)
+    parser.add_argument("--no-doc", action="store_true", help="print only; do not rewrite the doc")
+    args = parser.parse_args(argv)
+    servers = [s.strip() for s in args.servers.split(",") if s.strip()]
+    unknown = sorted(set(servers) - set(SERVERS))
+    if unknown:
+        parser.error(f"unknown servers {unknown}; known: {', '.join(SERVERS)}")
+    if min(args.rounds, args.latency_games, args.sessions, args.episodes) < 1:
+        parser.error("--rounds, --latency-games, --sessions and --episodes must be >= 1")
+    sizes = Sizes(args.rounds, args.latency_games, args.sessions, args.episodes)
+    before = load_average()
+    started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    out, notes, _ = run(servers, sizes)
+    info = machine()
+    info["load average (1/5/15 min) before, after"] = f"{before}; {load_average()}"
+    from bench.report import text_table
+
+    print(text_table(out))
+    for note in notes:
+        print(f"* {note}")
+    if not args.no_doc:
+        defaults = Sizes()
+        flags = [
+            f"--{k.replace('_', '-')} {v}"
+            for k, v in vars(sizes).items()
+            if v != getattr(defaults, k)
+        ]
+        command = " ".join([".venv/bin/python -m bench.servers", *flags])
+        write_doc(DOC, section_text(out, info, notes, command, started), BEGIN, END)
+        print(f"wrote {DOC}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
