@@ -147,7 +147,7 @@ play: setup-venv ## The play page: play any game, watch the scripted model, repl
 	$(VENV)/bin/gamebridge play
 
 # The targets below run scripts that other parts of the project provide.
-bench: setup ## Benchmarks vs OpenSpiel and the bare Episode (minutes); rewrites docs/performance.md.
+bench: setup ## Benchmarks vs OpenSpiel, the bare Episode and each server's floor (minutes); rewrites docs/performance.md.
 	$(PY) -m bench.run $(BENCH_ARGS)
 
 fuzz: setup-venv ## Run the fuzzers (tests/fuzz/run.py).
@@ -160,9 +160,11 @@ faults: setup ## Kill every server kind and inject every endpoint fault over eve
 	$(PY) -m pytest tests/faults/test_faults.py -q -m slow -p no:cacheprovider
 	GAMEBRIDGE_ABANDONED_SESSIONS=2000 $(PY) -m pytest tests/faults/test_openenv_sessions.py -q -s -p no:cacheprovider
 
-load: setup ## Load-test the environment servers (rollouts/evaluation/load.py).
-	@test -f rollouts/evaluation/load.py || { echo "load: rollouts/evaluation/load.py does not exist yet" >&2; exit 1; }
-	$(PY) -m rollouts.evaluation.load
+LOAD_ARGS ?=
+SERVERS_ARGS ?=
+load: setup ## Load-test the environment servers, then each against its framework's floor (rewrites docs/performance.md's servers section).
+	$(PY) -m rollouts.evaluation.load $(LOAD_ARGS)
+	$(PY) -m bench.servers $(SERVERS_ARGS)
 
 GAME ?= tictactoe
 RECIPE_ARGS ?=

@@ -16,7 +16,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from bench import breakdown, engine, steps
+from bench import breakdown, engine, servers, steps
 from bench.report import (
     COMMAND,
     DOC,
@@ -143,12 +143,22 @@ def main(argv: list[str] | None = None) -> int:
         sizes = Sizes(**{**asdict(sizes), "runs": args.runs})
     load_before = load_average()
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-    rows, notes = run(sizes, http=not (args.quick or args.no_http))
+    http = not (args.quick or args.no_http)
+    rows, notes = run(sizes, http=http)
+    if http:  # every server against its framework's floor: its own section of the page
+        print(f"[bench {time.strftime('%H:%M:%S')}] servers against their floors", file=sys.stderr)
+        floor_started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+        floor_load = load_average()
+        floor_rows, floor_notes, _ = servers.run(servers.SERVERS, servers.Sizes())
     info = machine()
     info["load average (1/5/15 min) before, after"] = f"{load_before}; {load_average()}"
     print(text_table(rows))
     for note in notes:
         print(f"* {note}")
+    if http:
+        print(text_table(floor_rows))
+        for note in floor_notes:
+            print(f"* {note}")
 
     doc = None if args.no_doc else (args.doc or (None if args.quick else DOC))
     if doc is not None:
@@ -156,6 +166,15 @@ def main(argv: list[str] | None = None) -> int:
         flags += [f"--runs {args.runs}"] * (args.runs is not None)
         command = " ".join([".venv/bin/python -m bench.run", *flags]) if flags else COMMAND
         write_doc(doc, section_text(rows, info, notes, command, started))
+        if http:
+            floor_info = {
+                **info,
+                "load average (1/5/15 min) before, after": f"{floor_load}; {load_average()}",
+            }
+            floor_text = servers.section_text(
+                floor_rows, floor_info, floor_notes, command + " (its servers part)", floor_started
+            )
+            write_doc(doc, floor_text, servers.BEGIN, servers.END)
         print(f"wrote {doc}", file=sys.stderr)
     if args.json is not None:
         args.json.write_text(

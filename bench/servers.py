@@ -26,25 +26,33 @@ started without ``adapters._reclaim.SERVER_ENV`` (pymalloc), for the allocator's
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import itertools
+import os
 import statistics
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import AbstractContextManager, ExitStack
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 from bench.report import DOC, ROOT, Row, Target, load_average, machine, markdown_table, write_doc
 
-SERVERS = ("openenv", "nemo_gym", "nemo_gym_tools", "ors")
+SERVERS = ("openenv", "nemo_gym", "nemo_gym_tools", "ors", "verifiers")
 LABELS = {
     "openenv": "OpenEnv (WebSocket)",
     "nemo_gym": "NeMo Gym gymnasium (HTTP)",
     "nemo_gym_tools": "NeMo Gym tools (HTTP)",
     "ors": "ORS (HTTP + SSE)",
+    "verifiers": "Verifiers (in process, interception server)",
 }
+VERIFIERS_FLOOR_ID = "tictactoe-floor"
+"""The Verifiers floor's taskset id (``bench.floors.verifiers``, registered as the
+top-level module ``tictactoe_floor``: Verifiers imports a taskset id as one)."""
 BEGIN = "<!-- servers:begin (written by `make load` and `make bench`; edits between these markers are lost) -->"
 END = "<!-- servers:end -->"
 POLICY = "random"
@@ -80,9 +88,27 @@ class Run:
         data = sorted(self.latencies)
         return data[min(len(data) - 1, int(q * len(data)))] * 1000 if data else float("nan")
 
+    server_cpu: float = 0.0
+    """CPU seconds the server process used during the run (``/proc``; 0 where unknown)."""
+
     @property
     def rate(self) -> float:
         return self.steps / self.seconds if self.seconds else 0.0
+
+    @property
+    def cpu_per_step(self) -> float:
+        """Server CPU milliseconds per step (load from other processes barely moves it)."""
+        return self.server_cpu / self.steps * 1000 if self.steps else float("nan")
+
+
+def process_cpu(pid: int | None) -> float:
+    """User + system CPU seconds of process ``pid`` (all its threads) so far; 0 if unknown."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError, TypeError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 # --- the sides --------------------------------------------------------------------------
@@ -110,9 +136,22 @@ def floor_manager(server: str, cap: int) -> AbstractContextManager[Any]:
     return start_server(argv, "/", {"PYTHONUNBUFFERED": "1"}, str(nemo_python()), cwd=ROOT)
 
 
+@contextmanager
+def _policy_server() -> Iterator[Any]:
+    """Verifiers runs its env in process, as the Verifiers driver does: what is started
+    is the scripted model endpoint (core's ``ScriptedPlayer``, random moves)."""
+    from rollouts.model.policy_server import serve_in_thread
+
+    with serve_in_thread(POLICY, seed=0) as url:
+        yield SimpleNamespace(base_url=url, process=SimpleNamespace(pid=os.getpid()))
+
+
 def sides(server: str, sessions: int) -> dict[str, Callable[[], AbstractContextManager[Any]]]:
     """``{"adapter": ..., "floor": ...}`` (and OpenEnv's adapter under pymalloc)."""
     from rollouts.evaluation.load import server_manager
+
+    if server == "verifiers":
+        return {"adapter": _policy_server, "floor": _policy_server}
 
     cap = 3 * sessions + 8
     out: dict[str, Callable[[], AbstractContextManager[Any]]] = {
@@ -138,6 +177,7 @@ def _client(server: str, side: str, url: str, index: int, episodes: int, run: Ru
         NemoGymToolsSession,
         OpenEnvSession,
         ORSWireSession,
+        nemo_response,
     )
     from rollouts.evaluation.load import LoadReport, _counter, _play
 
@@ -162,7 +202,11 @@ def _client(server: str, side: str, url: str, index: int, episodes: int, run: Ru
                 with session:
                     _play(report, session, task, player)
                     if isinstance(session, ORSWireSession):
-                        session.delete()
+                        session.delete()  # ORS's end of a session
+                    elif isinstance(session, NemoGymToolsSession):
+                        # NeMo Gym's agent ends with /verify (the floor's answer has no trajectory)
+                        end = {**session.row, "response": nemo_response("")}
+                        session._post("/verify", json=end).raise_for_status()
             except Exception as exc:  # counted; the client goes on
                 run.errors.append(f"{side} {task.task_id}: {type(exc).__name__}: {exc}")
     finally:
@@ -173,9 +217,15 @@ def _client(server: str, side: str, url: str, index: int, episodes: int, run: Ru
         run.steps += report.steps
 
 
-def measure(server: str, side: str, url: str, clients: int, episodes: int) -> Run:
-    """``clients`` concurrent clients (threads) playing ``episodes`` games each."""
+def measure(
+    server: str, side: str, url: str, clients: int, episodes: int, pid: int | None = None
+) -> Run:
+    """``clients`` concurrent clients (threads) playing ``episodes`` games each (and the
+    CPU the server process ``pid`` spent meanwhile)."""
+    if server == "verifiers":
+        return _measure_verifiers(side, url, clients, episodes)
     run = Run()
+    cpu = process_cpu(pid)
     start = time.perf_counter()
     with ThreadPoolExecutor(max_workers=clients, thread_name_prefix="floors") as pool:
         futures = [
@@ -184,6 +234,68 @@ def measure(server: str, side: str, url: str, clients: int, episodes: int) -> Ru
         for future in futures:
             future.result()
     run.seconds = time.perf_counter() - start
+    run.server_cpu = process_cpu(pid) - cpu
+    return run
+
+
+def _verifiers_env(side: str, count: int, base: int) -> Any:
+    """The adapter's or the floor's Verifiers env for ``count`` Tic-Tac-Toe tasks."""
+    import verifiers.v1 as vf
+
+    if side == "floor":
+        import bench.floors.verifiers as floor
+
+        sys.modules.setdefault(VERIFIERS_FLOOR_ID.replace("-", "_"), floor)
+        spec: dict[str, Any] = {"id": VERIFIERS_FLOOR_ID, "n": count, "seed": base}
+    else:
+        from adapters.verifiers import TASKSET_ID
+        from core.tasks import Task
+
+        rows = [
+            Task(game="tictactoe", seed=base + i, opponent="random", model_player=0).to_dict()
+            for i in range(count)
+        ]
+        spec = {"id": TASKSET_ID, "rows": rows}
+    return vf.load_environment(vf.resolve_env_config({"taskset": spec}))
+
+
+def _measure_verifiers(side: str, url: str, clients: int, episodes: int) -> Run:
+    """``clients`` episodes at a time, ``clients * episodes`` in all, as the Verifiers
+    driver runs them (``env.serving()``, ``run_slot`` per task). A step's latency is the
+    time from the end of one model call to the start of the next, both as the trace
+    records them: the environment's step, the interception hop and the harness (the
+    game's last step starts no call, so it is not among them)."""
+    import asyncio
+
+    import verifiers.v1 as vf
+    from verifiers.v1.env import RunSlot
+
+    run = Run()
+    env = _verifiers_env(side, clients * episodes, 0)
+    ctx = vf.ModelContext(
+        model="scripted", client=vf.EvalClientConfig(base_url=url, api_key_var="NO_KEY")
+    )
+
+    async def main() -> list[Any]:
+        gate = asyncio.Semaphore(clients)
+
+        async def one(task: Any) -> Any:
+            async with gate:
+                return await env.run_slot(RunSlot(task), ctx)
+
+        async with env.serving():
+            start, cpu = time.perf_counter(), time.process_time()
+            out = await asyncio.gather(*(one(t) for t in env.taskset))
+            run.seconds, run.server_cpu = time.perf_counter() - start, time.process_time() - cpu
+        return list(out)
+
+    for episode in asyncio.run(main()):
+        if not episode.ok:
+            run.errors.append(f"{side}: {[e.message for e in episode.errors]}")
+            continue
+        calls = episode.traces[0].calls
+        run.steps += len(calls)
+        run.latencies += [b.time.start - a.time.end for a, b in itertools.pairwise(calls)]
     return run
 
 
@@ -221,19 +333,24 @@ def compare(server: str, sizes: Sizes, say: Callable[[str], None] = lambda _: No
         for manager in managers:
             stack.push(manager.__exit__)
         urls = {n: s.base_url for n, s in zip(names, running, strict=True)}
+        pids = {n: s.process.pid for n, s in zip(names, running, strict=True)}
         for n in names:  # untimed: first connections, lazily built tables
             measure(server, n, urls[n], 2, 1)
         for r in range(sizes.rounds):
             order = names if r % 2 == 0 else names[::-1]
             for n in order:
-                result.single[n].append(measure(server, n, urls[n], 1, sizes.latency_games))
+                result.single[n].append(
+                    measure(server, n, urls[n], 1, sizes.latency_games, pids[n])
+                )
             for n in order:
-                result.many[n].append(measure(server, n, urls[n], sizes.sessions, sizes.episodes))
+                many = measure(server, n, urls[n], sizes.sessions, sizes.episodes, pids[n])
+                result.many[n].append(many)
             say(
                 f"{server} round {r + 1}: "
                 + ", ".join(
                     f"{n} p50 {result.single[n][-1].percentile(0.5):.2f} ms, "
-                    f"{result.many[n][-1].rate:.0f} steps/s"
+                    f"{result.many[n][-1].rate:.0f} steps/s, "
+                    f"{result.many[n][-1].cpu_per_step:.2f} ms CPU/step"
                     for n in names
                 )
             )
@@ -251,6 +368,8 @@ def _ratio_row(
 ) -> Row:
     ratios = tuple(m / b if b else float("nan") for m, b in zip(mine, base, strict=True))
     fmt = (lambda v: f"{v:.2f} ms") if unit == "ms" else (lambda v: f"{v:,.0f} steps/s")
+    if unit == "cpu":
+        fmt = lambda v: f"{v * 1000:.0f} µs CPU/step"  # noqa: E731
     return Row(
         section,
         name,
@@ -305,6 +424,15 @@ def rows(result: Result, sizes: Sizes) -> list[Row]:
                 RATE_TARGET if base == "floor" else None,
                 f"{what}; {sessions} concurrent sessions x {sizes.episodes} games a round",
             ),
+            _ratio_row(
+                section,
+                f"{prefix}: server CPU per step, {sessions} sessions",
+                [r.cpu_per_step for r in many[mine]],
+                [r.cpu_per_step for r in many[base]],
+                "cpu",
+                None,
+                f"{what}; the server process's CPU time (/proc) over the steps/s run's steps",
+            ),
         ]
     return out
 
@@ -323,6 +451,8 @@ def available(servers: Sequence[str]) -> tuple[list[str], list[str]]:
             notes.append(f"{LABELS[server]}: not measured, {shown} is missing (make setup-nemo)")
         elif server == "ors" and not ORSDriver().available()[0]:
             notes.append(f"{LABELS[server]}: not measured, {ORSDriver().available()[1]}")
+        elif server == "verifiers" and importlib.util.find_spec("verifiers") is None:
+            notes.append(f"{LABELS[server]}: not measured, verifiers is not installed")
         else:
             ok.append(server)
     return ok, notes
