@@ -416,6 +416,14 @@ class Episode:
         return self._breakdown
 
     @property
+    def searches(self) -> bool:
+        """Whether a step may wait on an opponent's search (minimax, MCTS: seconds at a
+        high depth), so a server should run it off its event loop. ``False`` with a
+        random opponent or none (a one-player game): a step costs microseconds, less
+        than a hop to a worker thread."""
+        return self.opponent is not None and self.opponent.searches
+
+    @property
     def replies(self) -> list[str]:
         return [e.reply for e in self.events]
 

@@ -39,6 +39,9 @@ class Opponent(ABC):
 
     name: str
     """A short description, e.g. ``"minimax:2"``, for logs and reports."""
+    searches: bool = True
+    """Whether a move may take a search (seconds at a high depth): servers then run the
+    opponent's turn off their event loop. ``False`` for opponents that look nothing up."""
 
     @abstractmethod
     def choose(self, game: Game[Any, Any], state: Any, rng: random.Random) -> Any:
@@ -51,6 +54,8 @@ class Opponent(ABC):
 
 class RandomOpponent(Opponent):
     """Plays a uniformly random legal move."""
+
+    searches = False
 
     def __init__(self) -> None:
         self.name = "random"
@@ -171,6 +176,8 @@ class MoveListOpponent(Opponent):
     legal move there raises the game's ``InvalidMoveError`` or
     ``IllegalMoveError``.
     """
+
+    searches = False
 
     def __init__(self, moves: Sequence[str] = ()) -> None:
         self.moves = list(moves)
