@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 pytest.importorskip("openreward")
@@ -83,7 +85,7 @@ def test_arguments_reach_core_unchanged_and_reward_comes_only_at_the_end() -> No
     assert MoveArguments(square="4").model_dump(exclude_unset=True) == {"square": "4"}
     task = Task(game="tictactoe", seed=3)
     env = _started(task)
-    out = env.make_move(MoveArguments(move=4))
+    out = asyncio.run(env.make_move(MoveArguments(move=4)))  # the tools are async
     assert out.reward is None and not out.finished
     assert out.metadata["info"]["error"] == "format"
     assert env.episode.events[0]["reply"] == {"move": 4}  # recorded as it came
@@ -94,7 +96,7 @@ def test_arguments_reach_core_unchanged_and_reward_comes_only_at_the_end() -> No
     while not out.finished:
         move = player.move(messages)
         moves.append(move)
-        out = env.make_move(MoveArguments(move=move))
+        out = asyncio.run(env.make_move(MoveArguments(move=move)))
         assert (out.reward is None) != out.finished
         messages.append({"role": "tool", "content": out.blocks[0].text})
     replayed = Episode.replay(task, [ToolCall({"move": m}) for m in moves])
@@ -106,7 +108,7 @@ def test_terminal_reply_settles_the_game() -> None:
     task = Task(game="othello", seed=2, opening_plies=2)
     env = _started(task)
     assert GameBridge.list_tools().terminal_tool.arg is None  # the text is not a move
-    out = env.final_reply()
+    out = asyncio.run(env.final_reply())
     assert out.finished and out.metadata["trajectory"]["termination"] == "stopped"
     replayed = Episode.replay(task, [])
     replayed.settle()
