@@ -290,3 +290,17 @@ def test_a_well_formed_tool_call_records_its_move_text() -> None:
         ("zz", "invalid_move"),
         (" 4 ", None),
     ]
+
+
+def test_searches_says_whether_the_opponent_looks_anything_up() -> None:
+    from core.episode import Episode
+    from core.tasks import Task
+
+    assert not Episode(Task(game="tictactoe", opponent="random")).searches
+    assert Episode(Task(game="tictactoe", opponent="minimax", depth=1)).searches
+    from core.opponents import MctsOpponent, MoveListOpponent
+
+    assert MctsOpponent.searches  # OpenSpiel games' MCTS
+    assert not Episode(Task(game="tictactoe"), opponent=MoveListOpponent(["4"])).searches
+    assert Episode(Task(game="tictactoe", opponent="minimax", random_move_prob=0.5)).searches
+    assert not Episode(Task(game="wordle")).searches  # one player: no opponent at all
