@@ -125,6 +125,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="tiny sizes, seconds; no HTTP")
     parser.add_argument("--no-http", action="store_true", help="skip the HTTP adapters")
+    parser.add_argument(
+        "--no-servers",
+        action="store_true",
+        help="skip the servers against their floors (bench.servers; make load runs it too)",
+    )
     parser.add_argument("--runs", type=int, help="runs per benchmark (default 7, quick 2)")
     parser.add_argument(
         "--doc",
@@ -145,7 +150,8 @@ def main(argv: list[str] | None = None) -> int:
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     http = not (args.quick or args.no_http)
     rows, notes = run(sizes, http=http)
-    if http:  # every server against its framework's floor: its own section of the page
+    floors = http and not args.no_servers
+    if floors:  # every server against its framework's floor: its own section of the page
         print(f"[bench {time.strftime('%H:%M:%S')}] servers against their floors", file=sys.stderr)
         floor_started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
         floor_load = load_average()
@@ -155,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     print(text_table(rows))
     for note in notes:
         print(f"* {note}")
-    if http:
+    if floors:
         print(text_table(floor_rows))
         for note in floor_notes:
             print(f"* {note}")
@@ -163,10 +169,11 @@ def main(argv: list[str] | None = None) -> int:
     doc = None if args.no_doc else (args.doc or (None if args.quick else DOC))
     if doc is not None:
         flags = ["--quick"] * args.quick + ["--no-http"] * args.no_http
+        flags += ["--no-servers"] * args.no_servers
         flags += [f"--runs {args.runs}"] * (args.runs is not None)
         command = " ".join([".venv/bin/python -m bench.run", *flags]) if flags else COMMAND
         write_doc(doc, section_text(rows, info, notes, command, started))
-        if http:
+        if floors:
             floor_info = {
                 **info,
                 "load average (1/5/15 min) before, after": f"{floor_load}; {load_average()}",
