@@ -15,7 +15,7 @@ from bench import servers
 from bench.report import ROOT
 from rollouts.drivers.nemo_gym import _start_together
 
-FLOOR_FILES = ("openenv", "nemo_gym", "ors")
+FLOOR_FILES = ("openenv", "nemo_gym", "ors", "verifiers")
 OURS = ("core", "adapters", "rollouts", "bench", "gamebridge_verifiers")
 
 
@@ -38,7 +38,7 @@ def floors() -> dict[str, str]:
     chosen, _ = servers.available(servers.SERVERS)
     if not chosen:
         pytest.skip("no server framework can run here")
-    managers = [servers.floor_manager(s, 8) for s in chosen]
+    managers = [servers.sides(s, 8)["floor"]() for s in chosen]
     running = _start_together(managers)  # each waits seconds for its framework's imports
     try:
         yield {s: r.base_url for s, r in zip(chosen, running, strict=True)}
@@ -47,6 +47,7 @@ def floors() -> dict[str, str]:
             manager.__exit__(None, None, None)
 
 
+@pytest.mark.server
 @pytest.mark.parametrize("server", servers.SERVERS)
 def test_floor_plays_one_game_through_the_client_session(
     floors: dict[str, str], server: str
@@ -58,7 +59,8 @@ def test_floor_plays_one_game_through_the_client_session(
     # X moves first against a random opponent: a game is 3 to 5 of the model's moves,
     # each a legal one read back from the floor's board by the scripted player.
     assert 3 <= run.steps <= 5
-    assert len(run.latencies) == run.steps
+    # Verifiers: the gaps between model calls (the last move starts no call).
+    assert len(run.latencies) == run.steps - (server == "verifiers")
 
     # The ratio code: the same runs on both sides are ratios of exactly 1.
     result = servers.Result(
