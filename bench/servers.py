@@ -459,9 +459,13 @@ def available(servers: Sequence[str]) -> tuple[list[str], list[str]]:
 
 
 def run(
-    servers: Sequence[str], sizes: Sizes, log: bool = True
+    servers: Sequence[str],
+    sizes: Sizes,
+    log: bool = True,
+    done: Callable[[list[Row], list[str]], None] | None = None,
 ) -> tuple[list[Row], list[str], list[Result]]:
-    """Every server's comparison: rows, notes, the raw results."""
+    """Every server's comparison: rows, notes, the raw results (``done`` is called with
+    the rows and notes so far after each server, so a long run shows them as it goes)."""
 
     def say(text: str) -> None:
         if log:
@@ -479,6 +483,8 @@ def run(
             notes.append(
                 f"{LABELS[server]}: {len(result.errors)} errors, first: {result.errors[0]}"
             )
+        if done is not None:
+            done(out, notes)
     return out, notes, results
 
 
@@ -538,24 +544,27 @@ def main(argv: list[str] | None = None) -> int:
     sizes = Sizes(args.rounds, args.latency_games, args.sessions, args.episodes)
     before = load_average()
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-    out, notes, _ = run(servers, sizes)
-    info = machine()
-    info["load average (1/5/15 min) before, after"] = f"{before}; {load_average()}"
+    defaults = Sizes()
+    flags = [
+        f"--{k.replace('_', '-')} {v}" for k, v in vars(sizes).items() if v != getattr(defaults, k)
+    ]
+    flags += [f"--servers {','.join(servers)}"] * (tuple(servers) != SERVERS)
+    command = " ".join([".venv/bin/python -m bench.servers", *flags])
+
+    def write(rows_: list[Row], notes_: list[str]) -> None:
+        if args.no_doc:
+            return
+        info = machine()
+        info["load average (1/5/15 min) before, now"] = f"{before}; {load_average()}"
+        write_doc(DOC, section_text(rows_, info, notes_, command, started), BEGIN, END)
+        print(f"wrote {DOC}", file=sys.stderr)
+
+    out, notes, _ = run(servers, sizes, done=write)
     from bench.report import text_table
 
     print(text_table(out))
     for note in notes:
         print(f"* {note}")
-    if not args.no_doc:
-        defaults = Sizes()
-        flags = [
-            f"--{k.replace('_', '-')} {v}"
-            for k, v in vars(sizes).items()
-            if v != getattr(defaults, k)
-        ]
-        command = " ".join([".venv/bin/python -m bench.servers", *flags])
-        write_doc(DOC, section_text(out, info, notes, command, started), BEGIN, END)
-        print(f"wrote {DOC}", file=sys.stderr)
     return 0
 
 
