@@ -5,15 +5,15 @@ endpoint and returns one :class:`RolloutRecord` per task, in task order.
 
 Two ways to write one:
 
-* override :meth:`Driver.run` entirely (a framework that runs a whole batch
-  itself, e.g. ``vf-eval``), using :func:`run_parallel` / :func:`as_tasks`;
+* override :meth:`Driver.run_batch` (a framework that runs a whole batch
+  itself, e.g. ``vf-eval``; it gets the tasks and the :class:`RunRequest`);
 * or override :meth:`Driver.open_session` (the framework's client session for
   one task, ``rollouts.drivers.sessions``) and, when the framework needs set-up
   (a server, a registry), :meth:`Driver.session`: the default
   :meth:`Driver.run_task` plays the session with the one model<->environment
   loop (:meth:`Driver.play`), and the default :meth:`Driver.run` runs the tasks
   on a thread pool with a tqdm progress bar and keeps the order. A framework
-  that runs its own loop overrides :meth:`Driver.run_task` or :meth:`Driver.run`.
+  that runs its own loop overrides :meth:`Driver.run_task` or :meth:`Driver.run_batch`.
 
 Every driver declares ``mode``: ``"text"`` (the model moves by reply) or
 ``"tools"`` (by ``make_move`` tool call; its reference is core's tool mode).
@@ -431,6 +431,19 @@ def run_parallel(
             bar.close()
 
 
+@dataclass(frozen=True)
+class RunRequest:
+    """The arguments of one :meth:`Driver.run` (what :meth:`Driver.run_batch` gets)."""
+
+    base_url: str
+    model: str
+    api_key: str | None = None
+    concurrency: int = 1
+    progress: bool = False
+    on_record: Callable[[int, RolloutRecord], None] | None = None
+    stop: threading.Event | None = None
+
+
 class Driver(ABC):  # noqa: B024 (abstract by contract: override run or run_task)
     """Runs tasks through one framework. Subclasses set ``name`` and override
     :meth:`run_task` (+ :meth:`session` if needed) or :meth:`run`."""
@@ -466,19 +479,28 @@ class Driver(ABC):  # noqa: B024 (abstract by contract: override run or run_task
 
         ``on_record(index, record)`` is called as soon as each task is done (from a
         worker thread): eval writes the record there. Once ``stop`` is set no new
-        task starts (the list then holds only the tasks that ran)."""
-        task_list = as_tasks(tasks)
+        task starts (the list then holds only the tasks that ran). A driver whose
+        framework runs the batch itself overrides :meth:`run_batch`, not this."""
+        request = RunRequest(base_url, model, api_key, concurrency, progress, on_record, stop)
+        return self.run_batch(as_tasks(tasks), request)
+
+    def run_batch(self, tasks: list[Task], request: RunRequest) -> list[RolloutRecord]:
+        """:meth:`run` with its arguments gathered: the tasks on a thread pool, each
+        through :meth:`run_task` inside one :meth:`session`."""
+        r = request
         with self.session(
-            base_url=base_url, model=model, api_key=api_key, concurrency=concurrency
+            base_url=r.base_url, model=r.model, api_key=r.api_key, concurrency=r.concurrency
         ) as ctx:
             return run_parallel(
-                list(enumerate(task_list)),
+                list(enumerate(tasks)),
                 lambda item: self.run_guarded(item[1], ctx, item[0]),
-                concurrency=concurrency,
-                progress=progress,
+                concurrency=r.concurrency,
+                progress=r.progress,
                 desc=self.name or type(self).__name__,
-                on_result=(lambda _i, rec: on_record(rec.index or 0, rec)) if on_record else None,
-                stop=stop,
+                on_result=(lambda _i, rec: r.on_record(rec.index or 0, rec))
+                if r.on_record
+                else None,
+                stop=r.stop,
             )
 
     def run_guarded(self, task: Task, ctx: RunContext, index: int) -> RolloutRecord:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,8 +36,8 @@ from rollouts.drivers.base import (
     DriverError,
     RolloutRecord,
     RunContext,
+    RunRequest,
     StepClock,
-    as_tasks,
     make_record,
 )
 from rollouts.drivers.sessions import TOOLS, ClientSession, NemoGymSession, NemoGymToolsSession
@@ -95,10 +95,9 @@ class NemoGymDriver(Driver):
             return False, f"{nemo_python()} is missing: run `make setup-nemo` (Python 3.12)"
         return True, ""
 
-    def run(self, tasks: Iterable[Task | dict[str, Any]], **kwargs: Any) -> list[RolloutRecord]:
-        task_list = as_tasks(tasks)
-        self._max_steps = self.framework_cap or max((t.turn_limit() for t in task_list), default=1)
-        return super().run(task_list, **kwargs)
+    def run_batch(self, tasks: list[Task], request: RunRequest) -> list[RolloutRecord]:
+        self._max_steps = self.framework_cap or max((t.turn_limit() for t in tasks), default=1)
+        return super().run_batch(tasks, request)
 
     def _servers(self, model_url: str) -> list[AbstractContextManager[Any]]:
         from rollouts.model.servers import SupervisedServer, free_port

@@ -28,13 +28,12 @@ import json
 import os
 import subprocess
 import sys
-import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from rollouts.drivers.base import Driver, DriverError, RolloutRecord, RunContext, as_tasks
+from rollouts.drivers.base import Driver, DriverError, RolloutRecord, RunContext, RunRequest
 from rollouts.drivers.sessions import (
     ORS_ENV_NAME,
     TOOLS,
@@ -86,40 +85,21 @@ class ORSDriver(Driver):
             )
         return True, ""
 
-    def run(
-        self,
-        tasks: Iterable[Task | dict[str, Any]],
-        *,
-        base_url: str,
-        model: str,
-        api_key: str | None = None,
-        concurrency: int = 1,
-        progress: bool = False,
-        on_record: Callable[[int, RolloutRecord], None] | None = None,
-        stop: threading.Event | None = None,
-    ) -> list[RolloutRecord]:
+    def run_batch(self, tasks: list[Task], request: RunRequest) -> list[RolloutRecord]:
         if openreward_here():
-            return super().run(
-                tasks,
-                base_url=base_url,
-                model=model,
-                api_key=api_key,
-                concurrency=concurrency,
-                progress=progress,
-                on_record=on_record,
-                stop=stop,
-            )
-        request = {
-            "tasks": [t.to_dict() for t in as_tasks(tasks)],
-            "base_url": base_url,
-            "model": model,
-            "concurrency": concurrency,
+            return super().run_batch(tasks, request)
+        r = request
+        job = {
+            "tasks": [t.to_dict() for t in tasks],
+            "base_url": r.base_url,
+            "model": r.model,
+            "concurrency": r.concurrency,
             "framework_cap": self.framework_cap,
         }
-        env = {**os.environ, "GAMEBRIDGE_ORS_API_KEY": api_key or ""}
+        env = {**os.environ, "GAMEBRIDGE_ORS_API_KEY": r.api_key or ""}
         done = subprocess.run(
             [str(ors_python()), "-m", "rollouts.drivers.ors"],
-            input=json.dumps(request),
+            input=json.dumps(job),
             capture_output=True,
             text=True,
             cwd=ROOT,
@@ -138,8 +118,8 @@ class ORSDriver(Driver):
         ]
         records = [RolloutRecord.from_dict(row) for row in rows]
         for i, record in enumerate(records):
-            if on_record is not None:
-                on_record(record.index if record.index is not None else i, record)
+            if r.on_record is not None:
+                r.on_record(record.index if record.index is not None else i, record)
         return records
 
     @contextmanager

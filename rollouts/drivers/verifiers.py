@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from rollouts.drivers.base import (
@@ -20,8 +20,8 @@ from rollouts.drivers.base import (
     Driver,
     DriverError,
     RolloutRecord,
+    RunRequest,
     StepClock,
-    as_tasks,
     failure_record,
     make_record,
 )
@@ -48,36 +48,25 @@ class VerifiersDriver(Driver):
 
     name = "verifiers"
 
-    def run(
-        self,
-        tasks: Iterable[Task | dict[str, Any]],
-        *,
-        base_url: str,
-        model: str,
-        api_key: str | None = None,
-        concurrency: int = 1,
-        progress: bool = False,
-        on_record: Callable[[int, RolloutRecord], None] | None = None,
-        stop: threading.Event | None = None,
-    ) -> list[RolloutRecord]:
+    def run_batch(self, tasks: list[Task], request: RunRequest) -> list[RolloutRecord]:
         from rollouts.model.gateway import ModelGateway
 
-        task_list = as_tasks(tasks)
-        if not task_list:
+        r = request
+        if not tasks:
             return []
         # Verifiers' client calls the model: the gateway applies the one call policy.
-        with ModelGateway(base_url, self.call_policy) as gateway:
+        with ModelGateway(r.base_url, self.call_policy) as gateway:
             os.environ[CALL_TIMEOUT_VAR] = str(gateway.policy.worst_case_seconds() + 30.0)
             return asyncio.run(
                 self._run(
-                    task_list,
+                    tasks,
                     gateway,
-                    model,
-                    api_key,
-                    max(1, concurrency),
-                    progress,
-                    on_record,
-                    stop,
+                    r.model,
+                    r.api_key,
+                    max(1, r.concurrency),
+                    r.progress,
+                    r.on_record,
+                    r.stop,
                 )
             )
 

@@ -22,7 +22,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 import httpx
 
@@ -68,18 +68,16 @@ class _QuietServer(ThreadingHTTPServer):
         super().handle_error(request, client_address)
 
 
-class ModelGateway:
-    """A threaded local proxy applying ``policy`` to every model call."""
+class LocalProxy:
+    """A threaded HTTP server on 127.0.0.1 that forwards to ``upstream``: the
+    plumbing of :class:`ModelGateway` and of the fault-injecting proxy of the
+    faults tests. A subclass writes :meth:`_handle` (one request, GET or POST)."""
 
-    def __init__(self, upstream: str, policy: CallPolicy | None = None) -> None:
+    def __init__(self, upstream: str, timeout: float) -> None:
         self.upstream = upstream.rstrip("/")
-        self.policy = policy or DEFAULT_POLICY
-        self.failures: list[str] = []
-        self.calls = 0
-        self.retried = 0
         self._lock = threading.Lock()
-        self._http = httpx.Client(timeout=self.policy.timeout)
-        gateway = self
+        self._http = httpx.Client(timeout=timeout)
+        proxy = self
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
@@ -88,14 +86,17 @@ class ModelGateway:
                 pass
 
             def do_GET(self) -> None:
-                gateway._handle(self, "GET")
+                proxy._handle(self, "GET")
 
             def do_POST(self) -> None:
-                gateway._handle(self, "POST")
+                proxy._handle(self, "POST")
 
         self._server = _QuietServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    def _handle(self, req: BaseHTTPRequestHandler, method: str) -> None:
+        raise NotImplementedError
 
     @property
     def url(self) -> str:
@@ -105,6 +106,47 @@ class ModelGateway:
     def _target(self, path: str) -> str:
         tail = path[3:] if path.startswith("/v1") else path
         return self.upstream + tail
+
+    @staticmethod
+    def _reply(
+        req: BaseHTTPRequestHandler, status: int, data: bytes, ctype: str, final: bool = False
+    ) -> None:
+        try:
+            req.send_response(status)
+            req.send_header("Content-Type", ctype or "application/json")
+            req.send_header("Content-Length", str(len(data)))
+            if final:
+                req.send_header("x-should-retry", "false")
+            req.end_headers()
+            req.wfile.write(data)
+        except OSError:  # the client gave up on this call: nothing to tell it
+            pass
+
+    def start(self) -> Self:
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._http.close()
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class ModelGateway(LocalProxy):
+    """A threaded local proxy applying ``policy`` to every model call."""
+
+    def __init__(self, upstream: str, policy: CallPolicy | None = None) -> None:
+        self.policy = policy or DEFAULT_POLICY
+        super().__init__(upstream, self.policy.timeout)
+        self.failures: list[str] = []
+        self.calls = 0
+        self.retried = 0
 
     def _handle(self, req: BaseHTTPRequestHandler, method: str) -> None:
         length = int(req.headers.get("Content-Length") or 0)
@@ -152,39 +194,9 @@ class ModelGateway:
         error = {"error": {"message": message, "type": "model_endpoint_error", "code": 502}}
         self._reply(req, 502, json.dumps(error).encode(), "application/json", final=True)
 
-    @staticmethod
-    def _reply(
-        req: BaseHTTPRequestHandler, status: int, data: bytes, ctype: str, final: bool = False
-    ) -> None:
-        try:
-            req.send_response(status)
-            req.send_header("Content-Type", ctype or "application/json")
-            req.send_header("Content-Length", str(len(data)))
-            if final:
-                req.send_header("x-should-retry", "false")
-            req.end_headers()
-            req.wfile.write(data)
-        except OSError:  # the framework gave up on this call: nothing to tell it
-            pass
-
     def last_failure(self) -> str | None:
         with self._lock:
             return self.failures[-1] if self.failures else None
-
-    def start(self) -> ModelGateway:
-        self._thread.start()
-        return self
-
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._http.close()
-
-    def __enter__(self) -> ModelGateway:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 @contextmanager

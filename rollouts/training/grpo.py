@@ -48,11 +48,16 @@ class GRPOSettings:
     """Everything ``train_grpo`` needs (CLI flags are the field names)."""
 
     game: str = "tictactoe"
+    """The game to train on (``core.games``)."""
     model: str = ""
     """A local folder or hub id (ignored when a model object is passed)."""
     mode: str = "env_factory"
+    """TRL's hook: ``env_factory`` (``environment_factory``, tool calls) or ``rollout_func``
+    (text replies, one reward column per core component)."""
     num_tasks: int = 1024
+    """Training tasks (seeded, stratified over the random-move range)."""
     opponent: str = "minimax"
+    """The built-in opponent: ``minimax`` (alpha-beta) or ``random``."""
     depth: int = 2
     """The minimax opponent's search depth (Tic-Tac-Toe: 9 is the optimal opponent)."""
     opening_plies: int = -1
@@ -62,43 +67,68 @@ class GRPOSettings:
     strict, the first invalid reply forfeits, so no illegal reply ever shares
     a won game's advantage)."""
     min_random_move_prob: float = 0.0
+    """The low end of the opponent's random-move probability range."""
     max_random_move_prob: float = 1.0
+    """The high end of that range."""
     num_groups: int = 4
+    """Difficulty groups per update (tasks spread over the random-move range)."""
     num_generations: int = 8
+    """Games per task in a GRPO group (``GRPOConfig.num_generations``)."""
     per_device_batch_size: int = 0
     """0: the whole generation batch (num_groups x num_generations) in one step."""
     temperature: float = 1.0
+    """Sampling temperature of the rollouts."""
     learning_rate: float = 1e-6
+    """The optimizer's learning rate."""
     max_steps: int = 100
+    """Optimizer updates."""
     max_completion_length: int = 1024
+    """``GRPOConfig.max_completion_length`` (tokens of a whole game's replies)."""
     max_new_tokens: int = 64
     """rollout_func: cap on one reply."""
     beta: float = 0.0
+    """KL coefficient against the reference model (0: no reference model)."""
     loss_type: str = "dapo"
     """TRL's ``GRPOConfig.loss_type``: grpo, dr_grpo, dapo (TRL's default), bnpo,
     cispo (the seed course's loss), sapo, luspo, vespo."""
     epsilon_high: float = 0.0
     """Upper clip (0: TRL's default; cispo: 5.0 is the suggested value)."""
     lora: bool = False
+    """Train LoRA adapters (peft) instead of the whole model."""
     lora_r: int = 16
+    """LoRA rank."""
     vllm: bool = False
+    """Generate with vLLM (GPU; docs/trl.md)."""
     vllm_mode: str = "colocate"
     """``colocate`` (vLLM inside each training process) or ``server`` (``trl vllm-serve``
     on its own GPUs; docs/trl.md, "More than one process")."""
     vllm_server_base_url: str = ""
     """Server mode: the ``trl vllm-serve`` address (empty: TRL's default, port 8000)."""
     bf16: bool = False
+    """bfloat16 training (GPU)."""
     cpu: bool = False
+    """Train on the CPU even when a GPU is there."""
     seed: int = 0
+    """Task and training seed."""
     logging_steps: int = 1
+    """Log every this many updates."""
     output_dir: str = "runs/grpo"
+    """Where the trained model is saved."""
+    reward_weights: str = ""
+    """The rubric's weights, e.g. ``win=1,format=0.2`` (core's components: win, margin,
+    format, invalid; empty: core's defaults). They travel on every task, so the
+    environment's reward and the per-component columns use the same ones."""
 
 
 def make_train_tasks(s: GRPOSettings) -> list[Any]:
     """The training tasks (``core.tasks.make_tasks``, stratified by ``num_groups``)."""
     from core.tasks import make_tasks
 
-    overrides = {} if s.max_invalid_moves < 0 else {"max_invalid_moves": s.max_invalid_moves}
+    overrides: dict[str, Any] = {}
+    if s.max_invalid_moves >= 0:
+        overrides["max_invalid_moves"] = s.max_invalid_moves
+    if s.reward_weights:
+        overrides["reward_weights"] = s.reward_weights
     return make_tasks(
         s.num_tasks,
         seed=s.seed,
@@ -117,6 +147,7 @@ def grpo_config(s: GRPOSettings, *, progress: bool = True) -> Any:
     from trl import GRPOConfig
 
     from adapters.trl import reward_weights
+    from core.rewards import parse_weights
     from core.tasks import Task
 
     if s.mode not in MODES:
@@ -145,7 +176,9 @@ def grpo_config(s: GRPOSettings, *, progress: bool = True) -> Any:
         max_completion_length=s.max_completion_length,
         # Each block of num_groups tasks spans the difficulty range: keep the order.
         shuffle_dataset=False,
-        reward_weights=reward_weights(s.mode),
+        reward_weights=reward_weights(
+            s.mode, parse_weights(s.reward_weights) if s.reward_weights else None
+        ),
         # A finished game answers make_move with its final observation; stop a model that keeps calling.
         max_tool_calling_iterations=Task(game=s.game).turn_limit() + 1,
         use_vllm=s.vllm,
@@ -231,25 +264,33 @@ def train_grpo(
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    defaults = GRPOSettings()
-    for f in fields(GRPOSettings):
-        value = getattr(defaults, f.name)
-        flag = "--" + f.name.replace("_", "-")
-        if isinstance(value, bool):
-            p.add_argument(flag, action="store_true", default=value)
-        else:
-            p.add_argument(
-                flag,
-                type=type(value),
-                default=value,
-                required=f.name == "model",
-                choices=MODES if f.name == "mode" else None,
-            )
+    from rollouts.training.flags import add_settings_arguments
+
+    add_settings_arguments(
+        p,
+        GRPOSettings,
+        choices={"mode": MODES},
+        types={"reward_weights": _weights},
+        required=("model",),
+    )
     p.add_argument(
         "--gpu-defaults",
         action="store_true",
         help="apply GPU_DEFAULTS (256 games per update, bf16) before the other flags' values",
     )
+
+
+def _weights(text: str) -> str:
+    """``--reward-weights``: checked by core's parser (a bad one is a usage error)."""
+    from core.rewards import parse_weights
+
+    if not text:
+        return text  # core's defaults
+    try:
+        parse_weights(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return text
 
 
 def settings_from(args: argparse.Namespace) -> GRPOSettings:

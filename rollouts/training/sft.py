@@ -91,11 +91,13 @@ def run_sft(
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data", required=True, help="an export folder (data.jsonl) or a JSONL file")
     p.add_argument("--model", required=True, help="a local model folder or hub id (with tokenizer)")
-    p.add_argument("--output-dir", default="runs/sft")
-    p.add_argument("--max-steps", type=int, default=200)
-    p.add_argument("--learning-rate", type=float, default=2e-4)
-    p.add_argument("--batch-size", type=int, default=16)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--output-dir", default="runs/sft", help="where the trained model is saved")
+    p.add_argument("--max-steps", type=int, default=200, help="optimizer updates")
+    p.add_argument(
+        "--learning-rate", type=float, default=2e-4, help="the optimizer's learning rate"
+    )
+    p.add_argument("--batch-size", type=int, default=16, help="rows per update")
+    p.add_argument("--seed", type=int, default=0, help="shuffle and training seed")
     p.add_argument("--gpu", action="store_true", help="train on the GPU (default: CPU)")
 
 

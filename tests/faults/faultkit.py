@@ -22,12 +22,13 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import httpx
 
+from rollouts.model.gateway import LocalProxy
 from rollouts.model.servers import free_port, start_server
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -67,52 +68,17 @@ def _huge(data: bytes, streamed: bool) -> bytes:
     return "\n".join(out).encode()
 
 
-class _QuietServer(ThreadingHTTPServer):
-    """A client that hung up mid-request is routine: no traceback on stderr."""
-
-    daemon_threads = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        exc = sys.exc_info()[1]
-        if isinstance(exc, (ConnectionError, TimeoutError)):
-            return
-        super().handle_error(request, client_address)
-
-
-class FaultProxy:
+class FaultProxy(LocalProxy):
     """``with FaultProxy(upstream_base_url) as p:`` serves ``p.url`` (``.../v1``)."""
 
     def __init__(self, upstream: str, *, delay: float = 0.0) -> None:
-        self.upstream = upstream.rstrip("/")
+        super().__init__(upstream, timeout=60.0)
         self.delay = delay
         self.fault: str | None = None
         self.every = 1
         self.requests = 0
         self.injected = 0
-        self._lock = threading.Lock()
         self._stop = threading.Event()
-        self._http = httpx.Client(timeout=60.0)
-        proxy = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def do_GET(self) -> None:
-                proxy._handle(self, "GET")
-
-            def do_POST(self) -> None:
-                proxy._handle(self, "POST")
-
-        self._server = _QuietServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
 
     def set_fault(self, fault: str | None, every: int = 1) -> None:
         """Inject ``fault`` on every ``every``-th request from now on (``None``: none)."""
@@ -144,10 +110,9 @@ class FaultProxy:
         if fault in ("500", "429"):
             self._reply(req, int(fault), b'{"error": {"message": "injected fault"}}', "")
             return
-        tail = req.path[3:] if req.path.startswith("/v1") else req.path
         headers = {k: v for k, v in req.headers.items() if k.lower() in ("content-type",)}
         try:
-            resp = self._http.request(method, self.upstream + tail, content=body, headers=headers)
+            resp = self._http.request(method, self._target(req.path), content=body, headers=headers)
         except httpx.TransportError:
             req.close_connection = True  # the endpoint is down: so is this proxy
             with suppress(OSError):
@@ -161,26 +126,9 @@ class FaultProxy:
             data = _huge(data, streamed)
         self._reply(req, resp.status_code, data, ctype)
 
-    @staticmethod
-    def _reply(req: BaseHTTPRequestHandler, status: int, data: bytes, ctype: str) -> None:
-        try:
-            req.send_response(status)
-            req.send_header("Content-Type", ctype or "application/json")
-            req.send_header("Content-Length", str(len(data)))
-            req.end_headers()
-            req.wfile.write(data)
-        except OSError:
-            pass
-
-    def __enter__(self) -> FaultProxy:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._server.shutdown()
-        self._server.server_close()
-        self._http.close()
+    def close(self) -> None:
+        self._stop.set()  # a hung request lets go
+        super().close()
 
 
 @contextmanager

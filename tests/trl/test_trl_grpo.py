@@ -198,3 +198,42 @@ def test_generation_config_without_one_from_trl() -> None:
     assert config.eos_token_id == [2] and config.pad_token_id == 0
     trainer.generation_config = "trl's"
     assert _generation_config(trainer) == "trl's"
+
+
+def test_reward_weights_travel_on_the_tasks_and_into_the_columns(tmp_path: Any) -> None:
+    """``--reward-weights`` reaches every training task (so the environment's
+    reward uses them) and, in rollout_func mode, TRL's per-component weights."""
+    from rollouts.training.grpo import GRPOSettings, grpo_config, make_train_tasks
+
+    s = GRPOSettings(
+        mode="rollout_func",
+        num_tasks=4,
+        reward_weights="win=1,format=0.5",
+        cpu=True,
+        output_dir=str(tmp_path),
+    )
+    assert {t.weights()["format"] for t in make_train_tasks(s)} == {0.5}
+    assert all(t.weights().get("margin", 0.0) == 0.0 for t in make_train_tasks(s))
+    weights = dict(zip(COMPONENTS, grpo_config(s, progress=False).reward_weights, strict=True))
+    assert weights == {"win": 1.0, "margin": 0.0, "format": 0.5, "invalid": 0.0}
+    default = GRPOSettings(mode="rollout_func", cpu=True, output_dir=str(tmp_path))
+    assert grpo_config(default, progress=False).reward_weights != list(weights.values())
+
+
+def test_every_train_flag_says_what_it_does() -> None:
+    """``gamebridge train grpo|recipe --help``: each flag has a help text (the
+    settings field's docstring), and a bad weight is one usage line, exit 2."""
+    import argparse
+
+    from rollouts.training import grpo
+
+    for module in (grpo,):
+        parser = argparse.ArgumentParser()
+        module.add_arguments(parser)
+        bare = [a.dest for a in parser._actions if a.option_strings and not a.help]
+        assert bare == [], f"{module.__name__}: flags without help: {bare}"
+    parser = argparse.ArgumentParser()
+    grpo.add_arguments(parser)
+    with pytest.raises(SystemExit) as exit_:
+        parser.parse_args(["--model", "m", "--reward-weights", "win=abc"])
+    assert exit_.value.code == 2
