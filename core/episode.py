@@ -244,6 +244,15 @@ class Episode:
         }
         return StepResult(self.observation, True, self._breakdown.total, info)
 
+    def finish(self) -> Episode:
+        """The episode, finished: an unfinished one is settled (:meth:`settle`), a
+        finished one is left as it is. For a framework that asks for the reward
+        whether or not the game ended (a trainer's reward columns, a ``/verify``, a
+        rollout out of budget): one call, never a second ending."""
+        if not self.done:
+            self.settle()
+        return self
+
     # --- internals --------------------------------------------------------
     def _check_open(self) -> None:
         if not self._started:

@@ -292,8 +292,10 @@ class GameToolsServer(GameMetrics, SimpleResourcesServer):
         key = str(request.session[SESSION_ID_KEY])
         episode = self.store.get(key, NO_GAME)
         self.store.close(key, "verified")
-        if not episode.done:
-            episode = await _play(self.store, episode, _settle, episode)
+        # rosetta: truncation: tools: the model stops calling the tool, or the agent's `max_steps` cuts it: `/verify` settles the game (`Episode.finish`)
+        # The model answered without a tool call (its closing text is not a move), or
+        # the agent's own cap ended the loop: core settles an unfinished game.
+        episode = await _play(self.store, episode, episode.finish)
         breakdown = episode.reward().to_dict()
         return VerifyResponse(
             **body.model_dump(),
@@ -314,17 +316,6 @@ async def _arguments(request: Request) -> Any:
         raise HTTPException(
             status_code=400, detail=f"the body must be the tool call's JSON arguments ({exc})"
         ) from exc
-
-
-# rosetta: truncation: tools: the model stops calling the tool, or the agent's `max_steps` cuts it: `/verify` settles the game (`Episode.settle`)
-def _settle(episode: Episode) -> Episode:
-    """The agent stopped before the game ended: the model answered without a tool
-    call (its closing text is not a move: a tool-mode game is played by tool
-    calls, as in TRL), or the agent's own cap (``max_steps``, a token limit) ended
-    the loop. Either way core settles the game (``Episode.settle``: a loss by
-    default, never better than playing on) and ``/verify`` reports that reward."""
-    episode.settle()
-    return episode
 
 
 # rosetta: transport: HTTP (FastAPI + uvicorn), in `.venv-nemo` (Python 3.12)
