@@ -73,19 +73,6 @@ def _store(config: GameServerConfig, values: dict[str, Any]) -> SessionStore[Epi
     return SessionStore(cap, ttl, values=values, what="live games", release=hint)
 
 
-async def _aggregate(aggregate: Any, body: AggregateMetricsRequest) -> AggregateMetrics:
-    """NeMo Gym's own ``/aggregate_metrics`` (``aggregate``), with malformed verify
-    responses (no ``reward``, wrong types) answered 422 instead of raising (a 500)."""
-    try:
-        return await aggregate(body)  # type: ignore[no-any-return]
-    except (KeyError, TypeError, ValueError, AttributeError, ZeroDivisionError) as exc:
-        raise HTTPException(
-            status_code=422,
-            detail="verify_responses must be /verify responses with a numeric reward "
-            f"({type(exc).__name__}: {exc})",
-        ) from exc
-
-
 def _trajectory(rollout: Mapping[str, Any]) -> Any:
     """A verify response's trajectory: top level (tools ``/verify``) or in the final
     ``info`` (the gymnasium agent's ``/run`` answer)."""
@@ -93,9 +80,34 @@ def _trajectory(rollout: Mapping[str, Any]) -> Any:
     return (rollout.get("info") or {}).get("trajectory") if trajectory is None else trajectory
 
 
-class GameMetrics:
-    """NeMo Gym's metric hooks for both servers (``/aggregate_metrics``, which its
-    agents and ``ng_collect_rollouts`` call): core's outcome rates over the games."""
+class GameHosting:
+    """What both servers share: the session store over the server's own table
+    (``session_state``), the limits on its app, and NeMo Gym's metric hooks
+    (``/aggregate_metrics``, which its agents and ``ng_collect_rollouts`` call): core's
+    outcome rates over the games."""
+
+    config: GameServerConfig
+    session_state: dict[str, Any]
+    store: Any
+
+    def model_post_init(self, context: Any) -> None:
+        super().model_post_init(context)  # type: ignore[misc]
+        self.store = _store(self.config, self.session_state)
+
+    def setup_webserver(self) -> FastAPI:
+        return _limits(super().setup_webserver(), self.config, self.store)  # type: ignore[misc]
+
+    async def aggregate_metrics(self, body: AggregateMetricsRequest) -> AggregateMetrics:
+        """NeMo Gym's own, with malformed verify responses (no ``reward``, wrong
+        types) answered 422 instead of raising (a 500)."""
+        try:
+            return await super().aggregate_metrics(body)  # type: ignore[misc, no-any-return]
+        except (KeyError, TypeError, ValueError, AttributeError, ZeroDivisionError) as exc:
+            raise HTTPException(
+                status_code=422,
+                detail="verify_responses must be /verify responses with a numeric reward "
+                f"({type(exc).__name__}: {exc})",
+            ) from exc
 
     # rosetta: metrics: `compute_metrics(tasks)` / `get_key_metrics`: core's `outcome_rates` (win, draw, loss, invalid-move, format-error rates) in `/aggregate_metrics`
     def compute_metrics(self, tasks: list[list[dict[str, Any]]]) -> dict[str, Any]:
@@ -144,15 +156,12 @@ def _end_info(episode: Episode, info: dict[str, Any]) -> dict[str, Any]:
     return {**info, "trajectory": episode.to_dict()} if episode.done else info
 
 
-class GameGymnasiumServer(GameMetrics, GymnasiumServer):
-    """``/reset`` starts the row's task; ``/step`` plays the model's text reply."""
+class GameGymnasiumServer(GameHosting, GymnasiumServer):
+    """``/reset`` starts the row's task; ``/step`` plays the model's text reply
+    (the store is over ``GymnasiumServer``'s own ``session_state``)."""
 
     config: GameServerConfig
     store: Any = None
-
-    def model_post_init(self, context: Any) -> None:
-        super().model_post_init(context)
-        self.store = _store(self.config, self.session_state)  # GymnasiumServer's own dict
 
     # rosetta: reset: gymnasium: `/reset` -> `reset(metadata, session_id)`
     async def reset(self, metadata: dict, session_id: str | None = None) -> tuple[str, dict]:
@@ -163,12 +172,6 @@ class GameGymnasiumServer(GameMetrics, GymnasiumServer):
 
     async def close_session(self, session_id: str | None) -> None:
         self.store.close(str(session_id), "finished")
-
-    def setup_webserver(self) -> FastAPI:
-        return _limits(super().setup_webserver(), self.config, self.store)
-
-    async def aggregate_metrics(self, body: AggregateMetricsRequest) -> AggregateMetrics:
-        return await _aggregate(super().aggregate_metrics, body)
 
     # rosetta: step: gymnasium: `/step` -> `(obs, reward, terminated, truncated, info)`
     # rosetta: action: gymnasium: the model's Responses output, as text (`extract_text`)
@@ -244,24 +247,17 @@ class VerifyResponse(BaseVerifyResponse):
 
 
 # rosetta: tools: the tools-style server: `/make_move` is the tool, rows from `make_row(task, "tools")` offer it (Responses API form)
-class GameToolsServer(GameMetrics, SimpleResourcesServer):
+class GameToolsServer(GameHosting, SimpleResourcesServer):
     """``/seed_session`` starts the task, ``/make_move`` is the tool, ``/verify`` scores."""
 
     config: GameServerConfig
-    sessions: dict[str, Any] = Field(default_factory=dict)
+    session_state: dict[str, Any] = Field(default_factory=dict)
     store: Any = None
-
-    def model_post_init(self, context: Any) -> None:
-        super().model_post_init(context)
-        self.store = _store(self.config, self.sessions)
 
     def setup_webserver(self) -> FastAPI:
         app = super().setup_webserver()
         app.post("/make_move")(self.make_move)
-        return _limits(app, self.config, self.store)
-
-    async def aggregate_metrics(self, body: AggregateMetricsRequest) -> AggregateMetrics:
-        return await _aggregate(super().aggregate_metrics, body)
+        return app
 
     # rosetta: reset: tools: `/seed_session` with the row's task
     async def seed_session(self, request: Request, body: SeedRequest) -> SeedResponse:  # type: ignore[override]
@@ -292,9 +288,9 @@ class GameToolsServer(GameMetrics, SimpleResourcesServer):
         key = str(request.session[SESSION_ID_KEY])
         episode = self.store.get(key, NO_GAME)
         self.store.close(key, "verified")
-        # rosetta: truncation: tools: the model stops calling the tool, or the agent's `max_steps` cuts it: `/verify` settles the game (`Episode.finish`)
         # The model answered without a tool call (its closing text is not a move), or
         # the agent's own cap ended the loop: core settles an unfinished game.
+        # rosetta: truncation: tools: the model stops calling the tool, or the agent's `max_steps` cuts it: `/verify` settles the game (`Episode.finish`)
         episode = await _play(self.store, episode, episode.finish)
         breakdown = episode.reward().to_dict()
         return VerifyResponse(
