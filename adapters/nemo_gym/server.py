@@ -183,14 +183,14 @@ class GameGymnasiumServer(GameHosting, GymnasiumServer):
         self, action: NeMoGymResponse, metadata: dict, session_id: str | None = None
     ) -> tuple[str, float, bool, bool, dict]:
         episode = self.store.get(str(session_id), NO_GAME)
-        result = await _play(self.store, episode, episode.step, extract_text(action))
-        cap = agent_max_steps(metadata, self.server_client)
-        truncated = False
-        if not result.done and cap is not None and len(episode.events) >= cap:
-            # The agent stops after this step (its max_steps): settle now, or the
-            # game would end unscored (reward 0) with the session left open.
-            result = await _play(self.store, episode, episode.settle)
-            truncated = True
+        # The agent stops after its max_steps: core settles the game on that step, or
+        # it would end unscored (reward 0) with the session left open.
+        cap, reply = agent_max_steps(metadata, self.server_client), extract_text(action)
+
+        def play() -> Any:  # the step and the cap in one trip to the worker thread
+            return episode.cap(episode.step(reply), cap)
+
+        result, truncated = await _play(self.store, episode, play)
         # Finished sessions are closed by GymnasiumServer itself (terminated or truncated).
         return (
             result.observation,

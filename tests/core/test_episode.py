@@ -208,6 +208,19 @@ def test_settle_scores_a_stopped_game_like_a_turn_cap(settled: str) -> None:
     assert Episode.from_trajectory(episode.to_dict()).to_dict() == episode.to_dict()
 
 
+def test_a_frameworks_cap_settles_the_game_on_the_step_that_reaches_it() -> None:
+    episode = Episode(Task(game="othello", seed=3))
+    episode.reset()
+    first = episode.step(episode.sample_reply())
+    assert episode.cap(first, None) == (first, False)
+    assert episode.cap(first, 2) == (first, False) and not episode.done  # 1 reply < 2
+    second = episode.step(episode.sample_reply())
+    settled, capped = episode.cap(second, 2)
+    assert capped and settled.done and episode.termination == "stopped"
+    assert settled.reward == episode.reward().total
+    assert episode.cap(settled, 2) == (settled, False)  # a finished game: as it was
+
+
 def test_finish_settles_an_unfinished_game_and_leaves_a_finished_one() -> None:
     stopped = Episode(Task(game="tictactoe", seed=1))
     stopped.reset()
