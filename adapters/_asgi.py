@@ -1,6 +1,6 @@
 """Request limits for the server adapters (pure ASGI, standard library only).
 
-Not an adapter: framework-free plumbing that the OpenEnv and NeMo Gym servers
+Not an adapter: framework-free plumbing that the OpenEnv, NeMo Gym and ORS servers
 share (adapters never import each other; modules named ``adapters._*`` are
 shared helpers that import nothing but the standard library).
 
@@ -9,13 +9,16 @@ shared helpers that import nothing but the standard library).
 * 413 for a body over ``max_body_bytes`` (declared or streamed);
 * 400 for a JSON body holding a lone UTF-16 surrogate (``"\\ud800"``): not valid
   Unicode, so no reply could echo it as UTF-8 JSON (FastAPI's encoder raised, a 500).
+
+Also: ``send_json`` (a whole JSON response), ``replay`` (hand on a request read
+whole) and ``sse_chunks`` (a text cut into server-sent events no client can strip).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from typing import Any
 
 Scope = MutableMapping[str, Any]
@@ -116,13 +119,38 @@ class BodyLimitMiddleware:
                 self.SURROGATE,
             )
             return
-        sent = False
+        message = {"type": "http.request", "body": body, "more_body": False}
+        await self.app(scope, replay(message, receive), send)
 
-        async def replay() -> Message:
-            nonlocal sent
-            if not sent:
-                sent = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
 
-        await self.app(scope, replay, send)
+def replay(message: Message, receive: Receive) -> Receive:
+    """A ``receive`` that first gives ``message`` (a request already read whole, e.g.
+    to check it), then whatever ``receive`` gives."""
+    sent = False
+
+    async def replayed() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return message
+        return await receive()
+
+    return replayed
+
+
+def sse_chunks(text: str, size: int) -> Iterator[str]:
+    """``text`` cut into pieces of at most ``size`` characters (one per server-sent
+    event), none beginning with a space or a tab: a client may strip more than the
+    one space after ``data:`` that the SSE spec drops, and a piece beginning with
+    one lost it. A run of blanks as long as a piece goes whole into the last one."""
+    start = 0
+    while True:
+        stop = min(start + size, len(text))
+        while start < stop < len(text) and text[stop] in " \t":
+            stop -= 1  # the next piece must not begin with a blank
+        if stop == start:
+            stop = len(text)
+        yield text[start:stop]
+        if stop >= len(text):
+            return
+        start = stop

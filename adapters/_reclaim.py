@@ -3,7 +3,7 @@
 Shared by the servers (standard library only): a server calls
 ``Reclaimer.session_ended()`` on its event loop wherever a session's resources are
 released; the OpenEnv server does so from its WebSocket middleware
-(``adapters/openenv/limits.py``). ``Reclaimer``'s docstring says what held the memory
+(``adapters/_websocket.py``, which the OpenEnv server uses). ``Reclaimer``'s docstring says what held the memory
 and what each step gave back.
 """
 

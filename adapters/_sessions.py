@@ -8,7 +8,8 @@ environment), with
   ``SessionsFullError`` (the server answers 429 with its message);
 * idle expiry (``idle_timeout_s``): a session not touched for longer, and not busy,
   is expired: ``get`` refuses it (``SessionMissingError``, a 404) and ``reap`` (run
-  at every ``add``, or on a timer by ``reap_every``) closes it;
+  at every ``add``, or on a timer by ``reap_every``, which ``reaping`` runs for as
+  long as an ASGI app's lifespan lasts) closes it;
 * one close path, ``close``: every way a session ends (finished, verified,
   expired, replaced, the client gone) goes through it, and it calls the server's
   ``on_close`` callback;
@@ -24,9 +25,10 @@ the idle test read the framework's truth; its own delete then closes sessions
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import weakref
-from collections.abc import Callable, Iterator, MutableMapping
+from collections.abc import AsyncIterator, Callable, Iterator, MutableMapping
 from typing import Any, Generic, TypeVar
 
 V = TypeVar("V")
@@ -186,6 +188,28 @@ class SessionStore(Generic[V]):
             result = (reap or self.reap)()
             if asyncio.iscoroutine(result):
                 await result
+
+    def reaping(
+        self,
+        lifespan: Callable[[Any], Any],
+        interval_s: float,
+        reap: Callable[[], Any] | None = None,
+    ) -> Callable[[Any], Any]:
+        """An ASGI app's ``lifespan`` context (Starlette's ``router.lifespan_context``)
+        that also runs :meth:`reap_every` while the app is up, and stops it after."""
+
+        @contextlib.asynccontextmanager
+        async def reaping_lifespan(app: Any) -> AsyncIterator[Any]:
+            async with lifespan(app) as state:
+                task = asyncio.create_task(self.reap_every(interval_s, reap))
+                try:
+                    yield state
+                finally:
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
+
+        return reaping_lifespan
 
 
 class _Working:

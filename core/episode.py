@@ -244,6 +244,25 @@ class Episode:
         }
         return StepResult(self.observation, True, self._breakdown.total, info)
 
+    def cap(self, result: StepResult, max_replies: int | None) -> tuple[StepResult, bool]:
+        """After a step: a framework's own cap of ``max_replies`` replies (SkyRL's
+        ``max_turns``, GEM's ``max_episode_steps``, an agent's ``max_steps``; ``None``:
+        none), reached while the game goes on, ends it on this step: settled
+        (:meth:`settle`), as the task's turn cap would be, never a silent cut. Returns
+        the step's result (the settled one if the cap ended the game) and whether it did."""
+        if result.done or max_replies is None or len(self.events) < max_replies:
+            return result, False
+        return self.settle(), True
+
+    def finish(self) -> Episode:
+        """The episode, finished: an unfinished one is settled (:meth:`settle`), a
+        finished one is left as it is. For a framework that asks for the reward
+        whether or not the game ended (a trainer's reward columns, a ``/verify``, a
+        rollout out of budget): one call, never a second ending."""
+        if not self.done:
+            self.settle()
+        return self
+
     # --- internals --------------------------------------------------------
     def _check_open(self) -> None:
         if not self._started:

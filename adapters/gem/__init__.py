@@ -31,7 +31,7 @@ At the end, ``info`` holds ``result``, ``reward`` (the breakdown) and
 ``trajectory``. ``terminated`` is true at every end of the game itself;
 ``truncated`` is true when a cap ended it: the task's turn cap (``terminated``
 too), or the env's ``max_episode_steps`` (Gymnasium's ``TimeLimit`` name, a
-``gem.make`` keyword): on that step core settles the game (``Episode.settle``,
+``gem.make`` keyword): on that step core settles the game (``Episode.cap``,
 a loss by default) and the step's reward is the settled total. GEM's vector envs (autoreset) replace a
 finished env's ``info`` with the next reset's: read the outcome from the
 single-env step, or keep the env objects.
@@ -133,14 +133,7 @@ class GameEnv(_import_gem().Env):  # type: ignore[misc]  # gem has no type stubs
     # rosetta: observation: a string
     # rosetta: tools: none: a GEM action is text (`<move>` tags); `sample_random_action()` gives a legal one (core's `Episode.sample_reply`)
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        result = self.episode.step(action)
-        capped = False
-        if (
-            not result.done
-            and self.max_episode_steps is not None
-            and len(self.episode.events) >= self.max_episode_steps
-        ):
-            result, capped = self.episode.settle(), True
+        result, capped = self.episode.cap(self.episode.step(action), self.max_episode_steps)
         info = {**result.info, "suffix": self._suffix()}
         if result.done:
             # rosetta: state: `info["trajectory"]` on the last step

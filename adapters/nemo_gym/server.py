@@ -73,19 +73,6 @@ def _store(config: GameServerConfig, values: dict[str, Any]) -> SessionStore[Epi
     return SessionStore(cap, ttl, values=values, what="live games", release=hint)
 
 
-async def _aggregate(aggregate: Any, body: AggregateMetricsRequest) -> AggregateMetrics:
-    """NeMo Gym's own ``/aggregate_metrics`` (``aggregate``), with malformed verify
-    responses (no ``reward``, wrong types) answered 422 instead of raising (a 500)."""
-    try:
-        return await aggregate(body)  # type: ignore[no-any-return]
-    except (KeyError, TypeError, ValueError, AttributeError, ZeroDivisionError) as exc:
-        raise HTTPException(
-            status_code=422,
-            detail="verify_responses must be /verify responses with a numeric reward "
-            f"({type(exc).__name__}: {exc})",
-        ) from exc
-
-
 def _trajectory(rollout: Mapping[str, Any]) -> Any:
     """A verify response's trajectory: top level (tools ``/verify``) or in the final
     ``info`` (the gymnasium agent's ``/run`` answer)."""
@@ -93,9 +80,34 @@ def _trajectory(rollout: Mapping[str, Any]) -> Any:
     return (rollout.get("info") or {}).get("trajectory") if trajectory is None else trajectory
 
 
-class GameMetrics:
-    """NeMo Gym's metric hooks for both servers (``/aggregate_metrics``, which its
-    agents and ``ng_collect_rollouts`` call): core's outcome rates over the games."""
+class GameHosting:
+    """What both servers share: the session store over the server's own table
+    (``session_state``), the limits on its app, and NeMo Gym's metric hooks
+    (``/aggregate_metrics``, which its agents and ``ng_collect_rollouts`` call): core's
+    outcome rates over the games."""
+
+    config: GameServerConfig
+    session_state: dict[str, Any]
+    store: Any
+
+    def model_post_init(self, context: Any) -> None:
+        super().model_post_init(context)  # type: ignore[misc]
+        self.store = _store(self.config, self.session_state)
+
+    def setup_webserver(self) -> FastAPI:
+        return _limits(super().setup_webserver(), self.config, self.store)  # type: ignore[misc]
+
+    async def aggregate_metrics(self, body: AggregateMetricsRequest) -> AggregateMetrics:
+        """NeMo Gym's own, with malformed verify responses (no ``reward``, wrong
+        types) answered 422 instead of raising (a 500)."""
+        try:
+            return await super().aggregate_metrics(body)  # type: ignore[misc, no-any-return]
+        except (KeyError, TypeError, ValueError, AttributeError, ZeroDivisionError) as exc:
+            raise HTTPException(
+                status_code=422,
+                detail="verify_responses must be /verify responses with a numeric reward "
+                f"({type(exc).__name__}: {exc})",
+            ) from exc
 
     # rosetta: metrics: `compute_metrics(tasks)` / `get_key_metrics`: core's `outcome_rates` (win, draw, loss, invalid-move, format-error rates) in `/aggregate_metrics`
     def compute_metrics(self, tasks: list[list[dict[str, Any]]]) -> dict[str, Any]:
@@ -144,15 +156,12 @@ def _end_info(episode: Episode, info: dict[str, Any]) -> dict[str, Any]:
     return {**info, "trajectory": episode.to_dict()} if episode.done else info
 
 
-class GameGymnasiumServer(GameMetrics, GymnasiumServer):
-    """``/reset`` starts the row's task; ``/step`` plays the model's text reply."""
+class GameGymnasiumServer(GameHosting, GymnasiumServer):
+    """``/reset`` starts the row's task; ``/step`` plays the model's text reply
+    (the store is over ``GymnasiumServer``'s own ``session_state``)."""
 
     config: GameServerConfig
     store: Any = None
-
-    def model_post_init(self, context: Any) -> None:
-        super().model_post_init(context)
-        self.store = _store(self.config, self.session_state)  # GymnasiumServer's own dict
 
     # rosetta: reset: gymnasium: `/reset` -> `reset(metadata, session_id)`
     async def reset(self, metadata: dict, session_id: str | None = None) -> tuple[str, dict]:
@@ -164,12 +173,6 @@ class GameGymnasiumServer(GameMetrics, GymnasiumServer):
     async def close_session(self, session_id: str | None) -> None:
         self.store.close(str(session_id), "finished")
 
-    def setup_webserver(self) -> FastAPI:
-        return _limits(super().setup_webserver(), self.config, self.store)
-
-    async def aggregate_metrics(self, body: AggregateMetricsRequest) -> AggregateMetrics:
-        return await _aggregate(super().aggregate_metrics, body)
-
     # rosetta: step: gymnasium: `/step` -> `(obs, reward, terminated, truncated, info)`
     # rosetta: action: gymnasium: the model's Responses output, as text (`extract_text`)
     # rosetta: observation: gymnasium: the observation string (the agent appends it as a user message)
@@ -180,14 +183,14 @@ class GameGymnasiumServer(GameMetrics, GymnasiumServer):
         self, action: NeMoGymResponse, metadata: dict, session_id: str | None = None
     ) -> tuple[str, float, bool, bool, dict]:
         episode = self.store.get(str(session_id), NO_GAME)
-        result = await _play(self.store, episode, episode.step, extract_text(action))
-        cap = agent_max_steps(metadata, self.server_client)
-        truncated = False
-        if not result.done and cap is not None and len(episode.events) >= cap:
-            # The agent stops after this step (its max_steps): settle now, or the
-            # game would end unscored (reward 0) with the session left open.
-            result = await _play(self.store, episode, episode.settle)
-            truncated = True
+        # The agent stops after its max_steps: core settles the game on that step, or
+        # it would end unscored (reward 0) with the session left open.
+        cap, reply = agent_max_steps(metadata, self.server_client), extract_text(action)
+
+        def play() -> Any:  # the step and the cap in one trip to the worker thread
+            return episode.cap(episode.step(reply), cap)
+
+        result, truncated = await _play(self.store, episode, play)
         # Finished sessions are closed by GymnasiumServer itself (terminated or truncated).
         return (
             result.observation,
@@ -244,24 +247,17 @@ class VerifyResponse(BaseVerifyResponse):
 
 
 # rosetta: tools: the tools-style server: `/make_move` is the tool, rows from `make_row(task, "tools")` offer it (Responses API form)
-class GameToolsServer(GameMetrics, SimpleResourcesServer):
+class GameToolsServer(GameHosting, SimpleResourcesServer):
     """``/seed_session`` starts the task, ``/make_move`` is the tool, ``/verify`` scores."""
 
     config: GameServerConfig
-    sessions: dict[str, Any] = Field(default_factory=dict)
+    session_state: dict[str, Any] = Field(default_factory=dict)
     store: Any = None
-
-    def model_post_init(self, context: Any) -> None:
-        super().model_post_init(context)
-        self.store = _store(self.config, self.sessions)
 
     def setup_webserver(self) -> FastAPI:
         app = super().setup_webserver()
         app.post("/make_move")(self.make_move)
-        return _limits(app, self.config, self.store)
-
-    async def aggregate_metrics(self, body: AggregateMetricsRequest) -> AggregateMetrics:
-        return await _aggregate(super().aggregate_metrics, body)
+        return app
 
     # rosetta: reset: tools: `/seed_session` with the row's task
     async def seed_session(self, request: Request, body: SeedRequest) -> SeedResponse:  # type: ignore[override]
@@ -292,8 +288,10 @@ class GameToolsServer(GameMetrics, SimpleResourcesServer):
         key = str(request.session[SESSION_ID_KEY])
         episode = self.store.get(key, NO_GAME)
         self.store.close(key, "verified")
-        if not episode.done:
-            episode = await _play(self.store, episode, _settle, episode)
+        # The model answered without a tool call (its closing text is not a move), or
+        # the agent's own cap ended the loop: core settles an unfinished game.
+        # rosetta: truncation: tools: the model stops calling the tool, or the agent's `max_steps` cuts it: `/verify` settles the game (`Episode.finish`)
+        episode = await _play(self.store, episode, episode.finish)
         breakdown = episode.reward().to_dict()
         return VerifyResponse(
             **body.model_dump(),
@@ -314,17 +312,6 @@ async def _arguments(request: Request) -> Any:
         raise HTTPException(
             status_code=400, detail=f"the body must be the tool call's JSON arguments ({exc})"
         ) from exc
-
-
-# rosetta: truncation: tools: the model stops calling the tool, or the agent's `max_steps` cuts it: `/verify` settles the game (`Episode.settle`)
-def _settle(episode: Episode) -> Episode:
-    """The agent stopped before the game ended: the model answered without a tool
-    call (its closing text is not a move: a tool-mode game is played by tool
-    calls, as in TRL), or the agent's own cap (``max_steps``, a token limit) ended
-    the loop. Either way core settles the game (``Episode.settle``: a loss by
-    default, never better than playing on) and ``/verify`` reports that reward."""
-    episode.settle()
-    return episode
 
 
 # rosetta: transport: HTTP (FastAPI + uvicorn), in `.venv-nemo` (Python 3.12)

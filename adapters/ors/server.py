@@ -13,7 +13,8 @@ every gamebridge server has.
   the longest timeout);
 * ``GET /sessions``: read-only, live sessions, the cap and the idle timeout;
 * tool results re-cut so that no SSE chunk begins with a space (openreward's
-  client strips it: see ``_space_safe``).
+  client strips it: see ``_space_safe``; the cut is ``adapters._asgi.sse_chunks``);
+  the idle reaper runs in the app's lifespan (``SessionStore.reaping``).
 
 openreward's session table is private (``Server._active_envs`` and friends):
 this module reads it for the cap and the count and deletes idle sessions with its
@@ -22,13 +23,12 @@ this module reads it for the cap and the count and deletes idle sessions with it
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import binascii
+import functools
 import json
 import os
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager, suppress
 from typing import Any
 
 os.environ.setdefault("OPENREWARD_DISABLE_UPDATE_CHECK", "1")  # never ask PyPI
@@ -43,7 +43,17 @@ except ImportError as e:  # pragma: no cover - exercised only without the extra
         "adapters.ors needs openreward 0.1.167; install with: pip install -e '.[ors]'"
     ) from e
 
-from adapters._asgi import ASGIApp, BodyLimitMiddleware, Receive, Scope, Send, refuse
+from adapters._asgi import (
+    ASGIApp,
+    BodyLimitMiddleware,
+    Receive,
+    Scope,
+    Send,
+    refuse,
+    replay,
+    send_json,
+    sse_chunks,
+)
 from adapters._sessions import SessionStore
 from adapters.ors.env import GameBridge
 from core.tasks import TaskError
@@ -71,15 +81,7 @@ class SessionLimits:
             return
         path, method = scope.get("path", ""), scope.get("method", "")
         if path == "/sessions" and method == "GET":
-            body = json.dumps(self.store.stats()).encode()
-            await send(
-                {
-                    "type": "http.response.start",
-                    "status": 200,
-                    "headers": [(b"content-type", b"application/json")],
-                }
-            )
-            await send({"type": "http.response.body", "body": body})
+            await send_json(send, 200, self.store.stats())
             return
         if path != "/create" or method != "POST":
             await self.app(scope, receive, send)
@@ -94,16 +96,7 @@ class SessionLimits:
         if self.store.full():
             await refuse(send, 429, self.store.full_message())
             return
-        sent = False
-
-        async def replay() -> Any:
-            nonlocal sent
-            if not sent:
-                sent = True
-                return message
-            return await receive()
-
-        await self.app(scope, replay, send)
+        await self.app(scope, replay(message, receive), send)
 
 
 def _secrets_problem(header: bytes | None) -> str | None:
@@ -146,18 +139,10 @@ def _space_safe(stream: Any) -> Any:
                 continue
             parts.append(event["data"])
             if event["event"] == "end":
-                text, start = "".join(parts), 0
-                while True:
-                    stop = min(start + CHUNK, len(text))
-                    while start < stop < len(text) and text[stop] in " \t":
-                        stop -= 1  # the next chunk must not begin with a space
-                    if stop == start:  # a run of spaces as long as a chunk: send it whole
-                        stop = len(text)
-                    last = stop >= len(text)
-                    yield {"event": "end" if last else "chunk", "data": text[start:stop]}
-                    if last:
-                        break
-                    start = stop
+                *chunks, end = sse_chunks("".join(parts), CHUNK)
+                for chunk in chunks:
+                    yield {"event": "chunk", "data": chunk}
+                yield {"event": "end", "data": end}
 
     return stream_safe
 
@@ -221,20 +206,8 @@ def create_app(
     app.add_middleware(SessionLimits, store=store)
     app.add_middleware(BodyLimitMiddleware, max_body_bytes=max_body_bytes)
 
-    inner = app.router.lifespan_context
     interval = min(REAPER_INTERVAL_S, session_timeout_s / 4)
-
-    @asynccontextmanager
-    async def lifespan(a: FastAPI) -> AsyncIterator[Any]:
-        async with inner(a) as state:
-            task = asyncio.create_task(store.reap_every(interval, lambda: _reap(server, store)))
-            try:
-                yield state
-            finally:
-                task.cancel()
-                with suppress(asyncio.CancelledError):
-                    await task
-
-    app.router.lifespan_context = lifespan
+    reap = functools.partial(_reap, server, store)
+    app.router.lifespan_context = store.reaping(app.router.lifespan_context, interval, reap)
     app.state.ors_server = server
     return app

@@ -15,7 +15,7 @@ prompt is only what SkyRL's tokenizer checks see.
 
 SkyRL's generator puts its ``max_turns`` in ``extras`` and stops after that
 many turns. A game must end itself: when the cap is reached before the game
-ends, the env settles it on that step (core's ``Episode.settle``: termination
+ends, core settles it on that step (``Episode.cap``: termination
 ``stopped``, scored as ``turn_cap_result``, a loss by default) and returns
 ``done`` with the settled reward, never a silent cut. The task itself is left
 as the row gives it. Keep ``generator.max_turns`` at or above the task's limit
@@ -81,11 +81,9 @@ class GameTextEnv(BaseTextEnv):  # type: ignore[misc]  # skyrl_gym ships no type
     # rosetta: action: the model's reply text
     # rosetta: tools: none: SkyRL's generator hands the env the model's text; replies use `<move>` tags
     def step(self, action: str) -> BaseTextEnvStepOutput:
-        result = self.episode.step(action)
         self.turns += 1
-        # rosetta: truncation: SkyRL's `max_turns` reached: core settles the game on that step (`Episode.settle`)
-        if not result.done and self.turns >= self.max_turns:
-            result = self.episode.settle()
+        # rosetta: truncation: SkyRL's `max_turns` reached: core settles the game on that step (`Episode.cap`)
+        result, _ = self.episode.cap(self.episode.step(action), self.max_turns)
         metadata = dict(result.info)
         if result.done:
             # rosetta: state: the env holds the Episode; `metadata["trajectory"]` on the last step

@@ -65,10 +65,9 @@ def settle(episode: Episode) -> Episode:
     """Finish an episode the model stopped playing (no further tool call, or
     the completion budget ran out) with core's ``Episode.settle``: scored like
     a turn cap (``task.turn_cap_result``), so stopping is never a way out of a
-    losing game. Returns the finished episode; a finished one is unchanged."""
-    if not episode.done:
-        episode.settle()
-    return episode
+    losing game. Returns the finished episode; a finished one is unchanged
+    (core's ``Episode.finish``)."""
+    return episode.finish()
 
 
 # rosetta: rollout: factory: TRL's own tool-calling loop

@@ -15,7 +15,6 @@ Standard library only; run it from anywhere.
 
 from __future__ import annotations
 
-import argparse
 import ast
 import importlib.util
 import sys
@@ -117,39 +116,18 @@ def render(root: Path = ROOT) -> str:
     return f"{BEGIN}\n\n" + "\n".join(rows) + f"\n\n{END}"
 
 
-def splice(page: str, table: str) -> str:
-    if BEGIN not in page or END not in page:
-        raise SystemExit(f"floors: {PAGE.relative_to(ROOT)} lacks the markers")
-    head, _, rest = page.partition(BEGIN)
-    _, _, tail = rest.partition(END)
-    return head + table + tail
+SECTION = _rosetta._generated.Section(
+    "floors", PAGE, BEGIN, END, "python docs/tools/floors.py --write"
+)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--write", action="store_true", help="refresh docs/code.md")
-    mode.add_argument("--check", action="store_true", help="exit 1 if docs/code.md is stale")
+    parser = SECTION.parser(__doc__.splitlines()[0])
     parser.add_argument("--root", type=Path, default=ROOT, help="the checkout to count")
     args = parser.parse_args(argv)
-    table = render(args.root)
-    if not (args.write or args.check):
-        print(table)
-        return 0
-    page = PAGE.read_text(encoding="utf-8")
-    fresh = splice(page, table)
-    if args.write:
-        if fresh != page:
-            PAGE.write_text(fresh, encoding="utf-8")
-        print(f"floors: {PAGE.relative_to(ROOT)} {'updated' if fresh != page else 'up to date'}")
-        return 0
-    if fresh != page:
-        print(
-            "floors: docs/code.md is stale: run python docs/tools/floors.py --write",
-            file=sys.stderr,
-        )
-        return 1
-    return 0
+    if args.root != ROOT and (args.write or args.check):
+        parser.error("--root counts another checkout: it prints only")
+    return SECTION.run(args, lambda: render(args.root))
 
 
 if __name__ == "__main__":

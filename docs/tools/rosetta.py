@@ -22,15 +22,21 @@ Standard library only; run it from anywhere.
 
 from __future__ import annotations
 
-import argparse
 import ast
-import difflib
+import importlib.util
 import io
 import re
 import sys
 import tokenize
 from dataclasses import dataclass
 from pathlib import Path
+
+_spec = importlib.util.spec_from_file_location(
+    "_generated", Path(__file__).with_name("_generated.py")
+)
+assert _spec is not None and _spec.loader is not None
+_generated = sys.modules.setdefault("_generated", importlib.util.module_from_spec(_spec))
+_spec.loader.exec_module(_generated)
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "frameworks.md"
@@ -223,59 +229,21 @@ def render() -> str:
     )
 
 
-def splice(page: str, table: str) -> str:
-    if BEGIN not in page or END not in page:
-        raise RosettaError(f"{PAGE.relative_to(ROOT)} lacks the markers {BEGIN!r} ... {END!r}")
-    head, _, rest = page.partition(BEGIN)
-    _, _, tail = rest.partition(END)
-    return head + table + tail
+def _explain(page: str, fresh: str) -> str:
+    old, new = set(page.splitlines()), set(fresh.splitlines())
+    changed = [m[1] for ln in new - old if (m := re.match(r"\| \*\*(.+?)\*\*", ln)) is not None]
+    return f"rows that changed: {', '.join(sorted(changed)) or '(text around the table)'}"
+
+
+SECTION = _generated.Section(
+    "rosetta", PAGE, BEGIN, END, "`make docs` (python docs/tools/rosetta.py --write)", RosettaError
+)
+splice = SECTION.splice
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--write", action="store_true", help="refresh docs/frameworks.md")
-    mode.add_argument("--check", action="store_true", help="exit 1 if docs/frameworks.md is stale")
-    args = parser.parse_args(argv)
-    try:
-        table = render()
-        if not (args.write or args.check):
-            print(table)
-            return 0
-        page = PAGE.read_text(encoding="utf-8")
-        fresh = splice(page, table)
-    except RosettaError as e:
-        print(f"rosetta: {e}", file=sys.stderr)
-        return 2
-    if args.write:
-        if fresh != page:
-            PAGE.write_text(fresh, encoding="utf-8")
-        print(f"rosetta: {PAGE.relative_to(ROOT)} {'updated' if fresh != page else 'up to date'}")
-        return 0
-    if fresh != page:
-        old, new = set(page.splitlines()), set(fresh.splitlines())
-        changed = [m[1] for ln in new - old if (m := re.match(r"\| \*\*(.+?)\*\*", ln)) is not None]
-        print(
-            f"rosetta: rows that changed: {', '.join(sorted(changed)) or '(text around the table)'}",
-            file=sys.stderr,
-        )
-        diff = difflib.unified_diff(
-            page.splitlines(),
-            fresh.splitlines(),
-            "docs/frameworks.md",
-            "generated",
-            lineterm="",
-            n=0,
-        )
-        for line in list(diff)[:12]:
-            print(line if len(line) < 200 else line[:197] + "...", file=sys.stderr)
-        print(
-            "rosetta: docs/frameworks.md is stale: run `make docs` (python docs/tools/rosetta.py --write)",
-            file=sys.stderr,
-        )
-        return 1
-    print("rosetta: docs/frameworks.md is up to date")
-    return 0
+    args = SECTION.parser(__doc__.splitlines()[0]).parse_args(argv)
+    return SECTION.run(args, render, _explain)
 
 
 if __name__ == "__main__":

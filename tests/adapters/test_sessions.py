@@ -150,3 +150,32 @@ def test_reap_every_runs_the_frameworks_reaper() -> None:
 
     asyncio.run(run())
     assert len(calls) >= 3
+
+
+def test_reaping_runs_the_reaper_for_as_long_as_the_lifespan() -> None:
+    import contextlib
+
+    s, _, _ = store()
+    calls: list[str] = []
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Any) -> Any:
+        calls.append("up")
+        yield {"app": app}
+        calls.append("down")
+
+    async def reap() -> None:
+        calls.append("reap")
+
+    async def run() -> None:
+        async with s.reaping(lifespan, 0, reap)("the app") as state:
+            assert state == {"app": "the app"}
+            while calls.count("reap") < 2:
+                await asyncio.sleep(0)
+        reaped = calls.count("reap")
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert calls.count("reap") == reaped  # stopped with the lifespan
+
+    asyncio.run(run())
+    assert calls[0] == "up" and calls[-1] == "down"

@@ -208,6 +208,35 @@ def test_settle_scores_a_stopped_game_like_a_turn_cap(settled: str) -> None:
     assert Episode.from_trajectory(episode.to_dict()).to_dict() == episode.to_dict()
 
 
+def test_a_frameworks_cap_settles_the_game_on_the_step_that_reaches_it() -> None:
+    episode = Episode(Task(game="othello", seed=3))
+    episode.reset()
+    first = episode.step(episode.sample_reply())
+    assert episode.cap(first, None) == (first, False)
+    assert episode.cap(first, 2) == (first, False) and not episode.done  # 1 reply < 2
+    second = episode.step(episode.sample_reply())
+    settled, capped = episode.cap(second, 2)
+    assert capped and settled.done and episode.termination == "stopped"
+    assert settled.reward == episode.reward().total
+    assert episode.cap(settled, 2) == (settled, False)  # a finished game: as it was
+
+
+def test_finish_settles_an_unfinished_game_and_leaves_a_finished_one() -> None:
+    stopped = Episode(Task(game="tictactoe", seed=1))
+    stopped.reset()
+    stopped.step("<move>4</move>")
+    assert stopped.finish() is stopped and stopped.termination == "stopped"
+    record = stopped.to_dict()
+    assert stopped.finish().to_dict() == record  # no second ending
+    played = Episode(Task(game="tictactoe", seed=1, max_invalid_moves=0))
+    played.reset()
+    played.step("no move here")  # a forfeit: the game ended in core
+    assert played.done and played.termination == "forfeit"
+    assert played.finish().termination == "forfeit" and played.result == "loss"
+    with pytest.raises(EpisodeNotStartedError):
+        Episode(Task(game="tictactoe", seed=1)).finish()
+
+
 @pytest.mark.parametrize("bad", [None, 7, 2.5, True, b"<move>4</move>", ["4"]])
 def test_non_text_replies_are_rejected_recorded_and_replayed(bad: object) -> None:
     """A framework handing over something that is not text (bytes, None, a number)

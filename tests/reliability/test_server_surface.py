@@ -41,6 +41,7 @@ SERVER_MODULES = [
     "adapters/_asgi.py",
     "adapters/openenv/env.py",
     "adapters/openenv/limits.py",
+    "adapters/_websocket.py",
     "adapters/_reclaim.py",
     "adapters/openenv/__main__.py",
     "adapters/nemo_gym/server.py",
