@@ -124,8 +124,12 @@ test: setup ## Lint, then run the test suite (excluding slow tests); fails if ei
 	$(MAKE) --no-print-directory pytest || status=1; \
 	exit $$status
 
+# Two workers (pytest-xdist), a file per worker at a time, longest files first
+# (tests/conftest.py). TEST_JOBS=0: one process.
+TEST_JOBS ?= 2
+XDIST = $(if $(filter 0,$(TEST_JOBS)),,-n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder)
 pytest: setup ## Run the test suite only (excluding slow tests); PYTEST_ARGS=... to add options.
-	$(PY) -m pytest -m "not slow" --durations=25 $(PYTEST_ARGS)
+	$(PY) -m pytest -m "not slow" $(XDIST) --durations=25 $(PYTEST_ARGS)
 
 test-slow: setup ## The slow tests only (training targets, the other fault paths, big perft, ...); long.
 	$(PY) -m pytest -m slow --durations=25 $(PYTEST_ARGS)
