@@ -27,6 +27,7 @@ LONGEST_FIRST = (
     "tests/trl/test_trl_ddp.py",
     "tests/faults/test_openenv_sessions.py",
     "tests/trl/test_trl_openreward.py",
+    "tests/test_bench_servers.py",
 )
 
 
