@@ -108,6 +108,11 @@ class RecipeSettings:
     sft_learning_rate: float = 2e-3
     sft_loss: str = "sequence"
     """``sequence`` (whole sequence, measured better) or ``assistant`` (replies only)."""
+    sft_assistant_weight: float = 0.0
+    """With ``sequence`` loss: add this many times the replies' mean token loss."""
+    exhaustive: str = "auto"
+    """``yes``/``no``/``auto``: add the teacher's games against an exhaustive opponent
+    (every reply, both sides; Tic-Tac-Toe's ``auto`` is yes) to the sampled games."""
     vocab_size: int = 512
     rl_stages: str = "0.2-0.7,0-0.25"
     """Random-move probability ranges, one GRPO stage each."""
@@ -115,6 +120,10 @@ class RecipeSettings:
     """GRPO steps per stage (-1: the game's plan; 0: no RL)."""
     num_groups: int = 8
     num_generations: int = 8
+    """Games per GRPO group (each group one task)."""
+    rl_decisions_per_game: int = 1
+    """Decisions of each game GRPO trains on (``TextRollout(decisions_per_game=...)``;
+    the group then has ``num_generations`` x this many samples)."""
     loss_type: str = "cispo"
     epsilon_high: float = 5.0
     rl_learning_rate: float = 2e-5
@@ -263,6 +272,54 @@ def play_teacher(policy: Any, tasks: Sequence[Any]) -> list[Any]:
             ply += 1
         episodes.append(ep)
     return episodes
+
+
+def exhaustive_teacher_games(teacher: Any, s: RecipeSettings) -> list[Any]:
+    """The teacher's games against an exhaustive opponent: from both sides, every
+    opponent reply at every turn (a ``MoveListOpponent`` replayed one move longer
+    each time it runs out), and every move the teacher rates best (its exact
+    ties). Two-player games without an opening only; every move goes through
+    ``Episode.step``, so the decisions are the teacher's own, as in its sampled
+    games. Tic-Tac-Toe: a few thousand games, a few seconds."""
+    from core.episode import Episode
+    from core.opponents import MoveListOpponent, NoMoveLeftError
+    from core.parsing import format_reply
+    from core.tasks import make_tasks
+
+    plan = PLANS[s.game]
+    games: list[Any] = []
+    for side in (0, 1):
+        (task,) = make_tasks(
+            1,
+            seed=7_500_001 + s.seed,
+            game=s.game,
+            opponent="minimax",
+            depth=plan.opponent_depth,
+            model_player=side,
+            opening_plies=0,
+            max_random_move_prob=0.0,
+        )
+        stack: list[tuple[list[str], list[str]]] = [([], [])]
+        while stack:
+            theirs, mine = stack.pop()
+            ep = Episode(task, opponent=MoveListOpponent(theirs))
+            try:
+                ep.reset()
+                for move in mine:
+                    ep.step(format_reply(move))
+            except NoMoveLeftError as e:  # the opponent's turn: every reply
+                for m in ep.game.legal_moves(e.state):
+                    stack.append((theirs + [ep.game.move_to_text(e.state, m)], mine))
+                continue
+            if ep.done:
+                games.append(ep)
+                continue
+            chances = teacher.move_chances(ep.game, ep.state)
+            top = max(chances.values())
+            for m, v in chances.items():  # the teacher's turn: each of its best moves
+                if v >= top - 1e-9:
+                    stack.append((theirs, mine + [ep.game.move_to_text(ep.state, m)]))
+    return games
 
 
 def decisions(episodes: Sequence[Any], keep: set[str]) -> list[tuple[str, str]]:
@@ -429,7 +486,7 @@ def run_rl_stages(
             min_random_move_prob=lo,
             max_random_move_prob=hi,
             num_groups=s.num_groups,
-            num_generations=s.num_generations,
+            num_generations=s.num_generations * s.rl_decisions_per_game,
             temperature=s.temperature,
             learning_rate=s.rl_learning_rate if learning_rate is None else learning_rate,
             loss_type=s.loss_type,
@@ -448,7 +505,9 @@ def run_rl_stages(
             model=model,
             tokenizer=tokenizer,
             progress=s.progress,
-            rollout=TextRollout(plan.max_new_tokens, history="none"),
+            rollout=TextRollout(
+                plan.max_new_tokens, history="none", decisions_per_game=s.rl_decisions_per_game
+            ),
         )
         model = trainer.model
         results["logs"][stage] = [h for h in trainer.state.log_history if "loss" in h]
@@ -523,6 +582,7 @@ def sft(
         assistant_only_loss=s.sft_loss == "assistant",
         lr_scheduler_type="cosine",
         warmup_steps=min(20, steps // 10),
+        assistant_weight=s.sft_assistant_weight if s.sft_loss == "sequence" else 0.0,
     )
     results["logs"][name] = [h for h in trainer.state.log_history if "loss" in h]
 
