@@ -181,6 +181,20 @@ def resolve(s: RecipeSettings) -> RecipeSettings:
         values["docs"] = "" if s.quick else "docs/trl.md"
     if values["sft_loss"] not in ("sequence", "assistant"):
         raise ValueError(f"sft_loss must be sequence or assistant, not {values['sft_loss']!r}")
+    if values["exhaustive"] == "auto":
+        values["exhaustive"] = "yes" if s.game == "tictactoe" else "no"
+    if values["exhaustive"] not in ("yes", "no"):
+        raise ValueError(f"exhaustive must be yes, no or auto, not {values['exhaustive']!r}")
+    if values["exhaustive"] == "yes" and (plan.opening_plies or s.game == "wordle"):
+        raise ValueError("exhaustive teacher games need a two-player game without an opening")
+    if values["rl_decisions_per_game"] < 1:
+        raise ValueError(
+            f"rl_decisions_per_game must be >= 1, not {values['rl_decisions_per_game']!r}"
+        )
+    if values["sft_assistant_weight"] < 0:
+        raise ValueError(
+            f"sft_assistant_weight must be >= 0, not {values['sft_assistant_weight']!r}"
+        )
     if values["weak_start"] not in ("yes", "no"):
         raise ValueError(f"weak_start must be yes, no or auto, not {values['weak_start']!r}")
     parse_stages(values["rl_stages"])
@@ -334,9 +348,15 @@ def decisions(episodes: Sequence[Any], keep: set[str]) -> list[tuple[str, str]]:
     return out
 
 
-def sft_rows(pairs: Sequence[tuple[str, str]], repeats: int, seed: int) -> list[dict[str, Any]]:
-    """Unique decisions ``repeats`` times plus every decision, shuffled."""
-    unique = list(dict.fromkeys(pairs))
+def sft_rows(
+    pairs: Sequence[tuple[str, str]],
+    repeats: int,
+    seed: int,
+    coverage: Sequence[tuple[str, str]] = (),
+) -> list[dict[str, Any]]:
+    """Unique decisions (of ``coverage`` and ``pairs``) ``repeats`` times plus every
+    decision of ``pairs`` (so frequent positions weigh more), shuffled."""
+    unique = list(dict.fromkeys([*coverage, *pairs]))
     chosen = unique * repeats + list(pairs)
     random.Random(seed).shuffle(chosen)
     return [
@@ -659,12 +679,20 @@ def run_recipe(settings: RecipeSettings) -> dict[str, Any]:
     keep = {"win"} if s.game == "wordle" else {"win", "draw"}
     games = play_teacher(teacher, teacher_tasks(s))
     pairs = decisions(games, keep)
+    every: list[Any] = []
+    coverage: list[tuple[str, str]] = []
+    if s.exhaustive == "yes":
+        every = exhaustive_teacher_games(teacher, s)
+        coverage = decisions(every, keep)
     results["teacher"] = {
         "name": teacher.name,
         "games": len(games),
         "kept": sum(g.result in keep for g in games),
         "decisions": len(pairs),
         "unique_decisions": len(set(pairs)),
+        "exhaustive_games": len(every),
+        "exhaustive_unique_decisions": len(set(coverage)),
+        "unique_decisions_trained": len(set(coverage) | set(pairs)),
         "held_out": {name: summarize(play_teacher(teacher, tasks)) for name, tasks in sets.items()},
     }
     clock.mark("teacher")
@@ -676,7 +704,15 @@ def run_recipe(settings: RecipeSettings) -> dict[str, Any]:
     )
     for name, e in results["teacher"]["held_out"].items():
         _log(s, clock, f"teacher ceiling vs {name}: {e['wins']}/{e['draws']}/{e['losses']}")
-    rows = sft_rows(pairs, s.unique_repeats, s.seed)
+    if coverage:
+        _log(
+            s,
+            clock,
+            f"exhaustive opponent: {len(every)} teacher games, "
+            f"{len(set(coverage))} unique decisions "
+            f"({results['teacher']['unique_decisions_trained']} with the sampled games')",
+        )
+    rows = sft_rows(pairs, s.unique_repeats, s.seed, coverage)
 
     # 2. tokenizer and model
     tokenizer = build_tokenizer(rows[:3000], s.vocab_size, PLAIN_CHAT_TEMPLATE)
@@ -815,9 +851,28 @@ def markdown(results: dict[str, Any]) -> str:
         f"`gamebridge train recipe --game {s['game']}`{' --quick' if s['quick'] else ''}: "
         f"tiny Qwen2 of {m['parameters']:,} parameters (vocab {m['vocab']}), "
         f"{results['teacher']['kept']} of {results['teacher']['games']} teacher games kept "
-        f"({results['teacher']['decisions']} decisions), {m['sft_rows']} SFT rows, "
-        f"{s['sft_steps']} SFT steps of {s['sft_batch_size']} ({s['sft_loss']} loss), "
-        f"RL {s['rl_steps']} steps x {s['num_groups']}x{s['num_generations']} games per stage, "
+        f"({results['teacher']['decisions']} decisions)"
+        + (
+            f" plus {results['teacher']['exhaustive_games']} against an exhaustive opponent "
+            f"({results['teacher']['unique_decisions_trained']} unique decisions in all)"
+            if results["teacher"].get("exhaustive_games")
+            else ""
+        )
+        + f", {m['sft_rows']} SFT rows, "
+        f"{s['sft_steps']} SFT steps of {s['sft_batch_size']} ({s['sft_loss']} loss"
+        + (
+            f" + {s['sft_assistant_weight']:g} x replies"
+            if s.get("sft_assistant_weight") and s["sft_loss"] == "sequence"
+            else ""
+        )
+        + "), "
+        f"RL {s['rl_steps']} steps x {s['num_groups']}x{s['num_generations']} games per stage"
+        + (
+            f" ({s['rl_decisions_per_game']} decisions of each)"
+            if s.get("rl_decisions_per_game", 1) > 1
+            else ""
+        )
+        + ", "
         f"loss `{s['loss_type']}`, lr {s['rl_learning_rate']:g}, temperature {s['temperature']:g}. "
         f"Held-out games per set: {games}, sides alternating, through `core.Episode`.",
         "",
