@@ -137,7 +137,7 @@ def test_settings_checks() -> None:
     with pytest.raises(ValueError, match="sft_assistant_weight"):
         resolve(RecipeSettings(sft_assistant_weight=-1.0))
     assert resolve(RecipeSettings(game="connect_four")).exhaustive == "no"
-    s = resolve(RecipeSettings(rl_steps=3, weak_rl_steps=-1))
+    s = resolve(RecipeSettings(rl_steps=3, weak_rl_steps=-1, weak_rl_stages=""))
     assert (s.weak_rl_stages, s.weak_rl_steps) == (s.rl_stages, 3)
     assert model_config(resolve(RecipeSettings(hidden_size=64, num_layers=2))) == {
         **MODEL_CONFIG,
