@@ -714,7 +714,7 @@ def run_recipe(settings: RecipeSettings) -> dict[str, Any]:
             clock,
             f"exhaustive opponent: {len(every)} teacher games, "
             f"{len(set(coverage))} unique decisions "
-            f"({results['teacher']['unique_decisions_trained']} with the sampled games')",
+            f"({results['teacher']['unique_decisions_trained']} in all with the sampled games)",
         )
     rows = sft_rows(pairs, s.unique_repeats, s.seed, coverage)
 
