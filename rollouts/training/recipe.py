@@ -4,7 +4,10 @@
    the best chance against imperfect play) plays the model's side, both
    sides, against the minimax opponent with a random-move probability spread
    over 0-1 (stratified); games the teacher won or drew are kept (the seed's
-   filter). The teacher's own W/D/L on the held-out tasks is the ceiling row.
+   filter). Tic-Tac-Toe adds the teacher's games against an exhaustive
+   opponent (every reply, both sides: :func:`exhaustive_teacher_games`), so
+   SFT covers every position the teacher reaches. The teacher's own W/D/L on
+   the held-out tasks is the ceiling row.
 2. **Tokenizer and model**: a byte-level BPE trained here on the decisions'
    text, and a tiny ``Qwen2ForCausalLM`` from :data:`MODEL_CONFIG`.
 3. **SFT** (TRL ``SFTTrainer``): one row per decision, the observation as the
@@ -12,7 +15,8 @@
    think text) and the teacher's ``<move>`` reply; unique decisions repeated
    plus every decision (so frequent positions weigh more); loss on the whole
    sequence by default (``--sft-loss assistant``: replies only).
-4. **GRPO** through the project's TRL adapter (``TextRollout(history="none")``),
+4. **GRPO** through the project's TRL adapter (``TextRollout(history="none",
+   decisions_per_game=4)``: four decisions of each game trained),
    stratified difficulty groups, one stage per random-move range (the seed's
    0.2-0.7 then 0-0.25), ``--loss-type`` (default ``cispo``, the seed's).
 5. **Evaluation** after every stage through ``core.Episode`` (the same
