@@ -45,7 +45,8 @@ BUDGET: dict[str, int] = {
     "openenv": 423,  # 439 before; 416 after the store, +7: _move_tool (FastMCP's caches, #15);
     # limits.py (the WebSocket lifecycle, ~100) is most of the rest
     "ors": 354,  # 389 before; the /create checks, the SSE re-cut, the reaper over openreward's table
-    "trl": 460,  # 477 before; rollout.py (the token-level text rollout) is 200 of it
+    "trl": 497,  # 477 before; rollout.py (the token-level text rollout) is 200 of it;
+    # +39: TextRollout(decisions_per_game=K), K decisions of each game for GRPO (issue 21)
     "verifiers": 221,  # the Env's run loop and the in-process harness; +6: the task's reward weights
 }
 """Ceilings above ``TARGET``: each adapter's count when issue 13's hosting work ended."""
