@@ -22,7 +22,14 @@ recipe``). A game is then not one token sequence, so each game's training
 sample is one of its decisions, drawn uniformly (seeded by the task and the
 sample's place in the batch): ``prompt_ids`` that decision's context,
 ``completion_ids`` its reply, scored with the whole game's reward (an
-unbiased, if noisier, estimate of the per-decision policy gradient). The game loop is ``core.Episode.step`` only;
+unbiased, if noisier, estimate of the per-decision policy gradient).
+``decisions_per_game=k`` (> 1) trains k decisions of each game instead: every
+block of k consecutive prompts (TRL repeats each prompt ``num_generations``
+times in a row, so k must divide it) plays one game, and the block's k
+samples are k of its decisions (all of them when it has exactly k; drawn
+without repeats when it has more, every one and then repeats drawn when
+fewer), each scored with that game's reward. A GRPO group of
+``num_generations`` prompts is then ``num_generations / k`` games. The game loop is ``core.Episode.step`` only;
 the extra keys carry core's reward components (``component_key(name)``) and a
 few episode statistics for logging.
 """
@@ -118,25 +125,45 @@ class TextRollout:
 
     HISTORIES = ("game", "none")
 
-    def __init__(self, max_new_tokens: int = 32, history: str = "game") -> None:
+    def __init__(
+        self, max_new_tokens: int = 32, history: str = "game", decisions_per_game: int = 1
+    ) -> None:
         if history not in self.HISTORIES:
             raise ValueError(f"history must be one of {self.HISTORIES}, not {history!r}")
+        if isinstance(decisions_per_game, bool) or not isinstance(decisions_per_game, int):
+            raise ValueError(f"decisions_per_game must be an int >= 1, got {decisions_per_game!r}")
+        if decisions_per_game < 1 or (decisions_per_game > 1 and history != "none"):
+            raise ValueError(
+                f"decisions_per_game must be >= 1, and 1 unless history is 'none' "
+                f"(got {decisions_per_game!r} with history {history!r})"
+            )
         self.max_new_tokens = max_new_tokens
         self.history = history
+        self.decisions_per_game = decisions_per_game
         self.last_episodes: list[Episode] = []
 
     def __call__(self, prompts: list[list[dict[str, Any]]], trainer: Any) -> dict[str, Any]:
+        tasks = [task_of(p) for p in prompts]
+        k = self.decisions_per_game
+        if k > 1:
+            groups = getattr(trainer, "num_generations", k)
+            if groups % k or len(tasks) % k:
+                raise ValueError(
+                    f"decisions_per_game ({k}) must divide num_generations ({groups}) "
+                    f"and the batch ({len(tasks)})"
+                )
+            tasks = tasks[::k]  # each block of k prompts: the same task, one game
         played = self.play(
             trainer.accelerator.unwrap_model(trainer.model),
             trainer.processing_class,
-            [task_of(p) for p in prompts],
+            tasks,
             _generation_config(trainer),
             list(trainer.eos_token_ids),
             trainer.max_completion_length,
         )
         self.last_episodes = played.episodes
         if played.decisions is not None:
-            played = self.one_decision_each(played)
+            played = self.one_decision_each(played) if k == 1 else self.decisions_each(played, k)
         out: dict[str, Any] = {
             "prompt_ids": played.prompt_ids,
             "completion_ids": played.completion_ids,
@@ -195,6 +222,30 @@ class TextRollout:
             prompts.append(context)
             completions.append(reply)
         return Played(played.episodes, prompts, completions, [[1] * len(c) for c in completions])
+
+    @staticmethod
+    def decisions_each(played: Played, k: int) -> Played:
+        """Each game's k training samples (its episode repeated k times): its
+        decisions if it has k, k of them drawn without repeats if more, all of
+        them and the rest drawn if fewer (seeded as :meth:`one_decision_each`)."""
+        from core.rng import derive_rng
+
+        episodes, prompts, completions = [], [], []
+        for i, (ep, decisions) in enumerate(
+            zip(played.episodes, played.decisions or [], strict=True)
+        ):
+            rng = derive_rng(ep.task.seed, "decision", i)
+            if len(decisions) >= k:
+                chosen = rng.sample(decisions, k)
+            else:
+                chosen = list(decisions) + [
+                    rng.choice(decisions) for _ in range(k - len(decisions))
+                ]
+            for context, reply in chosen:
+                episodes.append(ep)
+                prompts.append(context)
+                completions.append(reply)
+        return Played(episodes, prompts, completions, [[1] * len(c) for c in completions])
 
     def decision_prompt(self, tokenizer: Any, observation: str) -> list[int]:
         """The one-decision context: the observation as the only user turn."""

@@ -48,9 +48,12 @@ def run_sft(
     assistant_only_loss: bool = True,
     lr_scheduler_type: str = "constant_with_warmup",
     warmup_steps: int | None = None,
+    assistant_weight: float = 0.0,
 ) -> Any:
     """Fine-tune ``model`` in place on chat ``rows``; returns the trainer.
-    ``assistant_only_loss=False`` trains on the whole sequence (prompt too)."""
+    ``assistant_only_loss=False`` trains on the whole sequence (prompt too);
+    ``assistant_weight`` > 0 then adds that many times the replies' mean token
+    loss to the sequence's (the replies are a few tokens of each row)."""
     try:
         from datasets import Dataset
         from trl import SFTConfig, SFTTrainer
@@ -64,7 +67,7 @@ def run_sft(
         gradient_accumulation_steps=1,
         lr_scheduler_type=lr_scheduler_type,
         warmup_steps=min(10, max_steps // 10) if warmup_steps is None else warmup_steps,
-        assistant_only_loss=assistant_only_loss,
+        assistant_only_loss=assistant_only_loss or assistant_weight > 0,
         max_length=max_length,
         packing=False,
         seed=seed,
@@ -78,7 +81,8 @@ def run_sft(
         disable_tqdm=not progress,
         dataloader_num_workers=0,
     )
-    trainer = SFTTrainer(
+    trainer_class = SFTTrainer if assistant_weight <= 0 else _weighted_trainer(assistant_weight)
+    trainer = trainer_class(
         model=model,
         args=args,
         train_dataset=Dataset.from_list(list(rows)),
@@ -86,6 +90,35 @@ def run_sft(
     )
     trainer.train()
     return trainer
+
+
+def _weighted_trainer(weight: float) -> Any:
+    """An ``SFTTrainer`` whose loss is the whole sequence's mean token loss plus
+    ``weight`` times the assistant tokens' (``labels`` hold the assistant mask)."""
+    import torch
+    from trl import SFTTrainer
+
+    class WeightedSFTTrainer(SFTTrainer):  # type: ignore[misc]
+        def compute_loss(
+            self,
+            model: Any,
+            inputs: dict[str, Any],
+            return_outputs: bool = False,
+            num_items_in_batch: Any = None,
+        ) -> Any:
+            ids, mask, labels = inputs["input_ids"], inputs["attention_mask"], inputs["labels"]
+            logits = model(input_ids=ids, attention_mask=mask, use_cache=False).logits[:, :-1]
+            nll = torch.nn.functional.cross_entropy(
+                logits.float().reshape(-1, logits.size(-1)),
+                ids[:, 1:].reshape(-1),
+                reduction="none",
+            ).view(ids.size(0), -1)
+            seq = mask[:, 1:].to(nll.dtype)
+            reply = (labels[:, 1:] != -100).to(nll.dtype)
+            loss = (nll * seq).sum() / seq.sum().clamp(min=1)
+            return loss + weight * (nll * reply).sum() / reply.sum().clamp(min=1)
+
+    return WeightedSFTTrainer
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

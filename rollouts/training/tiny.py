@@ -138,12 +138,17 @@ def _train_bpe(texts: Sequence[str], vocab_size: int) -> Any:
 
 PLAIN_CHAT_TEMPLATE = (
     "{%- for message in messages %}"
-    "{{- '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>\\n' }}"
+    "{{- '<|im_start|>' + message['role'] + '\\n' }}"
+    "{%- if message['role'] == 'assistant' %}{% generation %}"
+    "{{- message['content'] + '<|im_end|>' }}{% endgeneration %}"
+    "{%- else %}{{- message['content'] + '<|im_end|>' }}{%- endif %}"
+    "{{- '\\n' }}"
     "{%- endfor %}"
     "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}"
 )
 """Qwen2.5's turn format without its default system prompt and without tools
-(``gamebridge train recipe``: a decision is the observation alone)."""
+(``gamebridge train recipe``: a decision is the observation alone); the
+replies are marked as generation (assistant-token masks for the loss)."""
 
 
 def _wrap(tok: Any, chat_template: str | None = None) -> Any:

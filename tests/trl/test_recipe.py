@@ -16,6 +16,7 @@ from rollouts.training.recipe import (
     RecipeSettings,
     decisions,
     eval_sets,
+    exhaustive_teacher_games,
     marker,
     model_config,
     parse_stages,
@@ -82,6 +83,31 @@ def test_teacher_games_keep_wins_and_draws() -> None:
     assert [m["role"] for m in rows[0]["messages"]] == ["user", "assistant"]
 
 
+def test_exhaustive_games_answer_every_opponent_reply() -> None:
+    """The teacher against every reply: never loses, and every position the
+    teacher reaches has each opponent move answered (as O: all 9 openings)."""
+    from core.teacher import make_teacher
+
+    s = resolve(RecipeSettings())
+    assert s.exhaustive == "yes"  # Tic-Tac-Toe's default
+    games = exhaustive_teacher_games(make_teacher("tictactoe"), s)
+    assert games and all(g.done and g.result in ("win", "draw") for g in games)
+    as_o = [g for g in games if g.task.model_player == 1]
+    assert {g.opponent_first[0] for g in as_o} == {str(c) for c in range(9)}
+    # Each position after a teacher move of X is continued by every legal O reply.
+    seconds: dict[str, set[str]] = {}
+    for g in games:
+        if g.task.model_player == 0 and len(g.events) > 1:
+            first = g.events[0]
+            seconds.setdefault(str(first.reply), set()).add(g.events[1].observation.split(".")[0])
+    assert seconds and all(len(v) == 8 for v in seconds.values())
+    sampled = decisions(play_teacher(make_teacher("tictactoe"), teacher_tasks(s)[:200]), {"win"})
+    every = decisions(games, {"win", "draw"})
+    assert {o for o, _ in sampled} <= {o for o, _ in every}  # the sampled games are covered
+    rows = sft_rows(sampled, 2, 0, coverage=every)
+    assert len(rows) == 2 * len(set(every) | set(sampled)) + len(sampled)
+
+
 def test_held_out_sets_differ_from_training_and_alternate_sides() -> None:
     s = resolve(RecipeSettings(eval_games=20, teacher_games=200))
     sets = eval_sets(s)
@@ -104,7 +130,14 @@ def test_settings_checks() -> None:
         resolve(RecipeSettings(sft_loss="reply"))
     with pytest.raises(ValueError, match="bad RL stage"):
         resolve(RecipeSettings(weak_rl_stages="0.9-0.1"))
-    s = resolve(RecipeSettings(rl_steps=3, weak_rl_steps=-1))
+    with pytest.raises(ValueError, match="exhaustive"):
+        resolve(RecipeSettings(game="connect_four", exhaustive="yes"))
+    with pytest.raises(ValueError, match="rl_decisions_per_game"):
+        resolve(RecipeSettings(rl_decisions_per_game=0))
+    with pytest.raises(ValueError, match="sft_assistant_weight"):
+        resolve(RecipeSettings(sft_assistant_weight=-1.0))
+    assert resolve(RecipeSettings(game="connect_four")).exhaustive == "no"
+    s = resolve(RecipeSettings(rl_steps=3, weak_rl_steps=-1, weak_rl_stages=""))
     assert (s.weak_rl_stages, s.weak_rl_steps) == (s.rl_stages, 3)
     assert model_config(resolve(RecipeSettings(hidden_size=64, num_layers=2))) == {
         **MODEL_CONFIG,

@@ -237,3 +237,56 @@ def test_every_train_flag_says_what_it_does() -> None:
     with pytest.raises(SystemExit) as exit_:
         parser.parse_args(["--model", "m", "--reward-weights", "win=abc"])
     assert exit_.value.code == 2
+
+
+def test_decisions_per_game_trains_several_decisions_of_each_game(
+    tiny_copy: tuple[Any, Any], tmp_path: Any
+) -> None:
+    """history="none", decisions_per_game=2: each block of two prompts plays one
+    game and its two samples are two of that game's own decisions (distinct when
+    it has two or more), scored with that game's reward."""
+    from dataclasses import replace
+
+    from rollouts.training.grpo import train_grpo
+
+    model, tokenizer = tiny_copy
+    rollout = TextRollout(max_new_tokens=16, history="none", decisions_per_game=2)
+    trainer = train_grpo(
+        replace(_settings("rollout_func", tmp_path), num_generations=4),
+        model=model,
+        tokenizer=tokenizer,
+        rollout=rollout,
+        progress=False,
+    )
+    assert all(math.isfinite(h["loss"]) for h in trainer.state.log_history if "loss" in h)
+    assert len(rollout.last_episodes) == 4  # 2 groups x 4 samples / 2 decisions a game
+
+    from transformers import GenerationConfig
+
+    config = GenerationConfig(
+        do_sample=True,
+        max_new_tokens=16,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    tasks = [Task(game="tictactoe", seed=s, opponent="random") for s in range(4)]
+    played = rollout.play(model, tokenizer, tasks, config, [tokenizer.eos_token_id], 0)
+    assert played.decisions is not None
+    slots = TextRollout.decisions_each(played, 3)
+    assert len(slots.episodes) == 12
+    for g, (ep, decisions) in enumerate(zip(played.episodes, played.decisions, strict=True)):
+        block = list(
+            zip(
+                slots.prompt_ids[3 * g : 3 * g + 3],
+                slots.completion_ids[3 * g : 3 * g + 3],
+                strict=True,
+            )
+        )
+        assert all(slot_ep is ep for slot_ep in slots.episodes[3 * g : 3 * g + 3])
+        assert all(pair in decisions for pair in block)
+        distinct = {(tuple(c), tuple(r)) for c, r in block}
+        assert len(distinct) == min(3, len({(tuple(c), tuple(r)) for c, r in decisions}))
+    with pytest.raises(ValueError, match="decisions_per_game"):
+        TextRollout(16, history="game", decisions_per_game=2)
+    with pytest.raises(ValueError, match="decisions_per_game"):
+        TextRollout(16, history="none", decisions_per_game=0)
