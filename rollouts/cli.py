@@ -85,7 +85,7 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
             and action.default is not argparse.SUPPRESS
             and action.default != ""
             and (action.default is not False or isinstance(action, argparse.BooleanOptionalAction))
-            and "default" not in text
+            and "(default" not in text
         ):
             action = copy.copy(action)
             action.help = f"{text} (default: %(default)s)".strip()

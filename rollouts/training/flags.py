@@ -9,6 +9,7 @@ import argparse
 import ast
 import inspect
 import itertools
+import re
 import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import fields
@@ -16,8 +17,8 @@ from typing import Any
 
 
 def field_docs(cls: type) -> dict[str, str]:
-    """Each field's docstring (whitespace folded, reST quotes dropped, ``%`` escaped for argparse), read
-    from ``cls``'s source."""
+    """Each field's docstring's first sentence (whitespace folded, reST quotes
+    dropped, ``%`` escaped for argparse), read from ``cls``'s source."""
     tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
     body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
     docs: dict[str, str] = {}
@@ -30,7 +31,9 @@ def field_docs(cls: type) -> dict[str, str]:
             and isinstance(node.value.value, str)
         ):
             text = " ".join(node.value.value.split())
-            docs[prev.target.id] = text.replace("``", "").replace("%", "%%")
+            text = re.split(r"(?<=\.)\s+(?=[A-Z])", text)[0]  # the first sentence
+            text = re.sub(r":\w+:`([^`]*)`", r"\1", text).replace("``", "")  # reST markup
+            docs[prev.target.id] = text.replace("%", "%%")
     return docs
 
 

@@ -103,13 +103,21 @@ class RecipeSettings:
     """Settings of ``gamebridge train recipe`` (0 / "" / "auto": the game's plan)."""
 
     game: str = "tictactoe"
+    """The game (its plan in :data:`PLANS`)."""
     seed: int = 0
+    """Seed of the teacher games, the model, SFT, GRPO and the held-out tasks."""
     quick: bool = False
+    """A smoke run of every stage (:data:`QUICK`; a minute or two)."""
     teacher_games: int = 0
+    """Sampled teacher games (0: the game's plan)."""
     unique_repeats: int = 2
+    """Times each unique decision is repeated in the SFT rows (plus every decision once)."""
     sft_steps: int = 0
+    """SFT optimizer steps (0: the game's plan)."""
     sft_batch_size: int = 64
+    """SFT rows per step."""
     sft_learning_rate: float = 2e-3
+    """SFT peak learning rate (cosine decay)."""
     sft_loss: str = "sequence"
     """``sequence`` (whole sequence, measured better) or ``assistant`` (replies only)."""
     sft_assistant_weight: float = 0.0
@@ -118,11 +126,13 @@ class RecipeSettings:
     """``yes``/``no``/``auto``: add the teacher's games against an exhaustive opponent
     (every reply, both sides; Tic-Tac-Toe's ``auto`` is yes) to the sampled games."""
     vocab_size: int = 512
+    """The locally trained tokenizer's largest vocabulary."""
     rl_stages: str = "0.2-0.7,0-0.25"
     """Random-move probability ranges, one GRPO stage each."""
     rl_steps: int = -1
     """GRPO steps per stage (-1: the game's plan; 0: no RL)."""
     num_groups: int = 8
+    """GRPO groups per update (tasks spread over the stage's random-move range)."""
     num_generations: int = 8
     """Games per GRPO group (each group one task)."""
     rl_decisions_per_game: int = 4
@@ -134,16 +144,21 @@ class RecipeSettings:
     recipe's own weak start (0.728) went to 0.700. Four gain at every rate tried, one
     swings from -0.27 to +0.23: four is the default."""
     loss_type: str = "cispo"
+    """TRL's GRPOConfig.loss_type (cispo: the seed's loss; grpo, dapo, dr_grpo, ...)."""
     epsilon_high: float = 5.0
+    """The upper clip (cispo's suggested 5)."""
     rl_learning_rate: float = 2e-5
+    """GRPO learning rate (2e-4 measured to wreck the SFT policy)."""
     temperature: float = 1.0
     """GRPO sampling temperature."""
     rl_max_invalid_moves: int = 0
+    """Invalid replies allowed per GRPO game (0: the first forfeits)."""
     eval_games: int = 400
     """Held-out games per opponent (sides alternate)."""
     sampled: bool = True
     """Also evaluate sampled play (at ``eval_temperature``)."""
     eval_temperature: float = 1.0
+    """Temperature of the sampled evaluation."""
     weak_start: str = "auto"
     """``yes``/``no``/``auto`` (the game's plan): the weaker-start arm."""
     weak_sft_fraction: float = 1.0
@@ -165,6 +180,7 @@ class RecipeSettings:
     docs: str = "auto"
     """File whose recipe markers get the table (auto: docs/trl.md on full runs)."""
     progress: bool = False
+    """Progress bars for SFT and GRPO."""
 
 
 def resolve(s: RecipeSettings) -> RecipeSettings:
@@ -991,19 +1007,9 @@ def write_results(s: RecipeSettings, results: dict[str, Any]) -> None:
 
 # --- CLI ---------------------------------------------------------------------------------------------
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    defaults = RecipeSettings()
-    for f in fields(RecipeSettings):
-        value = getattr(defaults, f.name)
-        flag = "--" + f.name.replace("_", "-")
-        if isinstance(value, bool):
-            p.add_argument(flag, action=argparse.BooleanOptionalAction, default=value)
-        else:
-            p.add_argument(
-                flag,
-                type=type(value),
-                default=value,
-                choices=sorted(PLANS) if f.name == "game" else None,
-            )
+    from rollouts.training.flags import add_settings_arguments
+
+    add_settings_arguments(p, RecipeSettings, choices={"game": sorted(PLANS)}, negatable=True)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -225,9 +225,9 @@ def test_every_train_flag_says_what_it_does() -> None:
     settings field's docstring), and a bad weight is one usage line, exit 2."""
     import argparse
 
-    from rollouts.training import grpo
+    from rollouts.training import grpo, recipe
 
-    for module in (grpo,):
+    for module in (grpo, recipe):
         parser = argparse.ArgumentParser()
         module.add_arguments(parser)
         bare = [a.dest for a in parser._actions if a.option_strings and not a.help]
