@@ -444,9 +444,10 @@ class RunRequest:
     stop: threading.Event | None = None
 
 
-class Driver(ABC):  # noqa: B024 (abstract by contract: override run or run_task)
+class Driver(ABC):  # noqa: B024 (abstract by contract: override run_batch or run_task)
     """Runs tasks through one framework. Subclasses set ``name`` and override
-    :meth:`run_task` (+ :meth:`session` if needed) or :meth:`run`."""
+    :meth:`open_session` or :meth:`run_task` (+ :meth:`session` if needed), or
+    :meth:`run_batch`."""
 
     name: ClassVar[str] = ""
     mode: str = TEXT

@@ -106,10 +106,16 @@ _SESSIONS: dict[tuple[str, ...], tuple[ExitStack, RunContext]] = {}
 
 
 def _plain(driver: Driver) -> bool:
-    """The driver keeps the base ``run`` and ``session``: a client, nothing started."""
+    """The driver keeps the base ``run``, ``run_batch`` and ``session``: a client,
+    nothing started."""
     from rollouts.drivers.base import Driver
 
-    return type(driver).run is Driver.run and type(driver).session is Driver.session
+    cls = type(driver)
+    return (
+        cls.run is Driver.run
+        and cls.run_batch is Driver.run_batch
+        and cls.session is Driver.session
+    )
 
 
 def _session(driver: Driver, base_url: str, model: str, api_key: str | None) -> RunContext:

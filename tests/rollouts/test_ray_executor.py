@@ -138,3 +138,14 @@ def test_failing_episode_is_reported_by_task(cluster: None, url: str) -> None:
 def test_unknown_executor_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown executor"):
         run_tasks(CoreDriver(), [], base_url="http://127.0.0.1:9/v1", model="m", executor="x")
+
+
+def test_a_driver_that_runs_its_own_batch_is_not_played_task_by_task() -> None:
+    """Ray plays a task at a time only for drivers that keep the base ``run``,
+    ``run_batch`` and ``session`` (Verifiers overrides only ``run_batch``)."""
+    from rollouts.drivers import get_driver
+    from rollouts.drivers.executors import _plain
+
+    assert _plain(CoreDriver())
+    for name in ("verifiers", "ors", "nemo_gym", "openenv"):
+        assert not _plain(get_driver(name)), name
