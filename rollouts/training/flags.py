@@ -19,7 +19,10 @@ from typing import Any
 def field_docs(cls: type) -> dict[str, str]:
     """Each field's docstring's first sentence (whitespace folded, reST quotes
     dropped, ``%`` escaped for argparse), read from ``cls``'s source."""
-    tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+    except (OSError, TypeError):  # no source (a frozen or byte-code-only install): no help
+        return {}
     body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
     docs: dict[str, str] = {}
     for prev, node in itertools.pairwise(body):
