@@ -57,7 +57,7 @@ class GRPOSettings:
     num_tasks: int = 1024
     """Training tasks (seeded, stratified over the random-move range)."""
     opponent: str = "minimax"
-    """The built-in opponent: ``minimax`` (alpha-beta) or ``random``."""
+    """The built-in opponent: ``minimax`` (alpha-beta), ``mcts`` or ``random``."""
     depth: int = 2
     """The minimax opponent's search depth (Tic-Tac-Toe: 9 is the optimal opponent)."""
     opening_plies: int = -1
