@@ -55,9 +55,12 @@ BUDGET: dict[str, int] = {
     "ors": 330,  # 389 before; 354 before s4: openreward's Environment (splits, tasks, prompt,
     # tools, @terminal), the /create checks (X-Secrets, toolsets) and the idle reaper over
     # openreward's private session table, the SSE re-cut around its stream, TRL's bridge
-    "trl": 497,  # 477 before; rollout.py (the token-level text rollout with env_mask) is
-    # about 200 of it, +39 this session: TextRollout(decisions_per_game=K), K decisions of
-    # each game for GRPO (issue 21)
+    "trl": 226,  # 497 before s5, whose move put the rollout function (TextRollout: the
+    # trainer's generation, token bookkeeping and GRPO samples) in rollouts/training and its
+    # sampling and stat columns in core: TRL's environment (the make_move tool dressed for
+    # transformers' get_json_schema, one class per game), the datasets of both hooks and of
+    # multi-environment mode, the reward columns, weights and per-batch game metrics, and
+    # the package's re-exports
     "verifiers": 221,  # Verifiers' v1 surface: taskset config, data, task (a reward and a
     # metric per core component), taskset, the Env's run loop, and the in-process chat
     # harness vf-eval finds by the taskset id (its built-in ones need the network)
