@@ -13,8 +13,6 @@ import uuid
 from typing import Any
 
 try:
-    from fastapi import Request
-    from fastapi.responses import JSONResponse
     from fastmcp import FastMCP
     from fastmcp.tools import Tool
     from openenv.core.env_server import ConcurrencyConfig, Environment, create_app
@@ -24,6 +22,7 @@ except ImportError as e:  # pragma: no cover - exercised only without the extra
         "adapters.openenv needs openenv-core 0.3; install with: pip install -e '.[openenv]'"
     ) from e
 
+from adapters._asgi import refusal
 from adapters._sessions import SessionStore
 from adapters.openenv.client import GameEnvClient
 from adapters.openenv.limits import DEFAULT_MAX_BODY_BYTES, BodyLimitMiddleware
@@ -238,15 +237,9 @@ def create_game_app(
         BodyLimitMiddleware, max_body_bytes=max_body_bytes, idle_timeout=session_timeout_s
     )
 
-    async def task_error(_: Request, exc: Exception) -> JSONResponse:
-        return JSONResponse({"detail": str(exc)}, status_code=422)
-
-    async def episode_error(_: Request, exc: Exception) -> JSONResponse:
-        hint = " (plain HTTP /reset and /step are stateless: play over the /ws WebSocket)"
-        return JSONResponse({"detail": f"{exc}{hint}"}, status_code=409)
-
-    app.add_exception_handler(TaskError, task_error)
-    app.add_exception_handler(EpisodeError, episode_error)
+    app.add_exception_handler(TaskError, refusal(422))
+    hint = " (plain HTTP /reset and /step are stateless: play over the /ws WebSocket)"
+    app.add_exception_handler(EpisodeError, refusal(409, hint))
 
     def sessions() -> dict[str, Any]:
         """Read-only: open games (WebSocket sessions) now, the cap and the idle timeout."""
