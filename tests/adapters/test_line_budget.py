@@ -49,11 +49,13 @@ BUDGET: dict[str, int] = {
     # each with its pydantic request/response models), reading the agent's max_steps from
     # NeMo Gym's global config, the app built without ng_run, and the agent (NeMo Gym's own
     # GymnasiumAgent, served without ng_run, plus its upstream-error handler)
-    "openenv": 301,  # 439 before; 423 before s4, whose WebSocket lifecycle went to
-    # adapters/_websocket.py; 306 before s5 (adapters._asgi.refusal): OpenEnv's typed
-    # Action/Observation/State, its Environment with the FastMCP make_move tool (built once
-    # per game: #15) and /metadata, the EnvClient with MCP calls, create_app with the
-    # session cap and its error handlers
+    "openenv": 311,  # 439 before; 423 before s4, whose WebSocket lifecycle went to
+    # adapters/_websocket.py; 306 before s5: -5 for adapters._asgi.refusal, +10 for
+    # step_async (a step that searches nothing runs on the event loop, not through OpenEnv's
+    # thread hop: p50 1.30x -> 1.05x its floor, issue 18) and the MCP server built on first
+    # use: OpenEnv's typed Action/Observation/State, its Environment with the FastMCP
+    # make_move tool (built once per game: #15) and /metadata, the EnvClient with MCP calls,
+    # create_app with the session cap and its error handlers
     "ors": 308,  # 389 before; 354 before s4; 330 before s5, whose moves took TRL's
     # bridge reward (settled_reward, now rollouts/training/ors.py) and the exception
     # handler (adapters._asgi.refusal): openreward's Environment (splits, tasks, prompt,
