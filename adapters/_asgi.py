@@ -10,8 +10,9 @@ shared helpers that import nothing but the standard library).
 * 400 for a JSON body holding a lone UTF-16 surrogate (``"\\ud800"``): not valid
   Unicode, so no reply could echo it as UTF-8 JSON (FastAPI's encoder raised, a 500).
 
-Also: ``send_json`` (a whole JSON response), ``replay`` (hand on a request read
-whole) and ``sse_chunks`` (a text cut into server-sent events no client can strip).
+Also: ``send_json`` (a whole JSON response), ``refusal`` (an exception handler
+answering ``{"detail": ...}`` with a status), ``replay`` (hand on a request read whole)
+and ``sse_chunks`` (a text cut into server-sent events no client can strip).
 """
 
 from __future__ import annotations
@@ -47,9 +48,31 @@ async def refuse(send: Send, status: int, message: str) -> None:
     await send_json(send, status, {"detail": message})
 
 
+def refusal(status: int, hint: str = "") -> Callable[[Any, Exception], Awaitable[ASGIApp]]:
+    """An exception handler for Starlette's ``app.add_exception_handler(error, ...)``:
+    ``{"detail": "<the error><hint>"}`` with ``status``, the bytes Starlette's
+    ``JSONResponse`` writes (compact UTF-8 JSON). Starlette sends whatever ASGI app the
+    handler returns, so no Starlette import is needed here."""
+
+    async def handler(_request: Any, exc: Exception) -> ASGIApp:
+        payload = {"detail": f"{exc}{hint}"}
+        text = json.dumps(payload, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        body = text.encode("utf-8")
+
+        async def respond(_scope: Scope, _receive: Receive, send: Send) -> None:
+            await _send_body(send, status, body)
+
+        return respond
+
+    return handler
+
+
 async def send_json(send: Send, status: int, payload: object) -> None:
     """A whole JSON response, sent straight through ASGI ``send``."""
-    body = json.dumps(payload).encode()
+    await _send_body(send, status, json.dumps(payload).encode())
+
+
+async def _send_body(send: Send, status: int, body: bytes) -> None:
     await send(
         {
             "type": "http.response.start",

@@ -3,7 +3,8 @@ them as ``game/turns``, ``game/valid_rate``, ``game/win_rate``, ``game/loss_rate
 
 ``episode_stats`` reads a finished (or settled) episode; ``batch_means`` averages
 such rows (a rollout function may carry them as columns, one key each:
-``STAT_KEYS``).
+``STAT_KEYS``: ``stat_columns`` and back, ``stats_from_columns``). ``training_decisions`` picks which of a game's decisions a trainer
+that trains on single decisions takes from it (seeded by the task).
 
 >>> from core import Episode, Task
 >>> ep = Episode(Task(game="tictactoe", seed=1, max_turns=1))
@@ -15,10 +16,14 @@ such rows (a rollout function may carry them as columns, one key each:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from core.rng import derive_rng
 
 if TYPE_CHECKING:
     from core.episode import Episode
+
+T = TypeVar("T")
 
 STAT_KEYS = ("game_turns", "game_invalid", "game_result")
 """The per-game figures: replies, invalid replies, result."""
@@ -31,6 +36,21 @@ def episode_stats(episode: Episode) -> dict[str, Any]:
         "game_invalid": episode.invalid_moves,
         "game_result": episode.result,
     }
+
+
+def stat_columns(episodes: Sequence[Episode]) -> dict[str, list[Any]]:
+    """The episodes' figures as columns, one per ``STAT_KEYS`` key (what a rollout
+    function returns beside its samples)."""
+    stats = [episode_stats(ep) for ep in episodes]
+    return {key: [s[key] for s in stats] for key in STAT_KEYS}
+
+
+def stats_from_columns(columns: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]] | None:
+    """The per-game rows back from such columns (``None`` when a key is missing)."""
+    if not all(key in columns for key in STAT_KEYS):
+        return None
+    rows = zip(*(columns[key] for key in STAT_KEYS), strict=True)
+    return [dict(zip(STAT_KEYS, values, strict=True)) for values in rows]
 
 
 def batch_means(stats: Sequence[Mapping[str, Any]]) -> dict[str, float]:
@@ -47,4 +67,29 @@ def batch_means(stats: Sequence[Mapping[str, Any]]) -> dict[str, float]:
     }
 
 
-__all__ = ["STAT_KEYS", "batch_means", "episode_stats"]
+def training_decisions(seed: int, index: int, decisions: Sequence[T], k: int = 1) -> list[T]:
+    """The ``k`` decisions of one game a trainer takes as its samples (the game's
+    reward scores each): ``k == 1``: one, uniformly drawn; more: all of them when the
+    game has exactly ``k``, ``k`` drawn without repeats when it has more, every one
+    and then repeats drawn when fewer. Seeded by the task seed and the game's place
+    in the batch (``index``), so a batch draws the same samples every time.
+
+    >>> training_decisions(1, 0, ["a", "b"], k=3)[:2]
+    ['a', 'b']
+    """
+    rng = derive_rng(seed, "decision", index)
+    if k == 1:
+        return [rng.choice(decisions)]
+    if len(decisions) >= k:
+        return rng.sample(list(decisions), k)
+    return list(decisions) + [rng.choice(decisions) for _ in range(k - len(decisions))]
+
+
+__all__ = [
+    "STAT_KEYS",
+    "batch_means",
+    "episode_stats",
+    "stat_columns",
+    "stats_from_columns",
+    "training_decisions",
+]

@@ -19,12 +19,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.events import TOOL
 from core.games import make_game
+from core.parsing import decode_tool_arguments
 from core.prompts import TOOL_NAME, system_prompt
 from core.tasks import Task
+
+if TYPE_CHECKING:
+    from core.episode import Episode
 
 SYSTEM = "system"
 USER = "user"
@@ -161,12 +165,31 @@ def as_turns(messages_: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def answer_tool_calls(
+    episode: Episode, calls: Sequence[tuple[str, object]]
+) -> list[dict[str, Any]]:
+    """Play one reply's tool calls on ``episode``, in order, each ``(id, arguments)`` with
+    the arguments as the model wrote them (core judges them: ``decode_tool_arguments``,
+    then ``Episode.step_tool``); the tool messages answering them. A reply without a call
+    stopped playing: core settles the game. A call after the game ended is not played:
+    it is answered with the final observation."""
+    if not calls:
+        episode.settle()
+    answers = []
+    for ident, arguments in calls:
+        if not episode.done:
+            episode.step_tool(decode_tool_arguments(arguments))
+        answers.append(observation(episode.observation, tool_call_id=ident))
+    return answers
+
+
 __all__ = [
     "ASSISTANT",
     "SYSTEM",
     "TOOL_ROLE",
     "USER",
     "ConversationError",
+    "answer_tool_calls",
     "as_turns",
     "assistant_text",
     "assistant_tool_call",

@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from adapters._asgi import BodyLimitMiddleware
+from adapters._asgi import BodyLimitMiddleware, refusal
 from adapters._sessions import SessionMissingError, SessionsFullError, SessionStore
 from adapters.nemo_gym.rows import DONE_HEADER
 from core.episode import Episode, EpisodeFinishedError
@@ -22,7 +22,7 @@ from core.tasks import Task, TaskError
 
 try:
     from fastapi import FastAPI, HTTPException, Request
-    from fastapi.responses import JSONResponse, PlainTextResponse
+    from fastapi.responses import PlainTextResponse
     from nemo_gym.base_resources_server import (
         BaseResourcesServerConfig,
         BaseSeedSessionRequest,
@@ -119,20 +119,13 @@ class GameHosting:
         return {**means, **{k: agent_metrics[k] for k in RATE_KEYS if k in agent_metrics}}
 
 
-def _refuse(status: int) -> Any:
-    async def handler(_: Request, exc: Exception) -> JSONResponse:
-        return JSONResponse({"detail": str(exc)}, status_code=status)
-
-    return handler
-
-
 def _limits(app: FastAPI, config: GameServerConfig, store: SessionStore[Episode]) -> FastAPI:
     """The body limit (413) and lone-surrogate check (400), the store's refusals (429
     over the cap, 404 for no game), and ``GET /sessions`` (read-only: the store's stats)."""
     app.add_middleware(BodyLimitMiddleware, max_body_bytes=config.max_body_bytes)
-    app.add_exception_handler(SessionsFullError, _refuse(429))
-    app.add_exception_handler(SessionMissingError, _refuse(404))
-    app.add_exception_handler(TaskError, _refuse(422))
+    app.add_exception_handler(SessionsFullError, refusal(429))
+    app.add_exception_handler(SessionMissingError, refusal(404))
+    app.add_exception_handler(TaskError, refusal(422))
     app.add_api_route("/sessions", store.stats, methods=["GET"])
     return app
 

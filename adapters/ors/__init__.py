@@ -16,7 +16,6 @@ _NAMES = {
     "split_names": "env",
     "create_app": "server",
     "openreward_spec": "client",
-    "settled_reward": "client",
     "use_local_server": "client",
 }
 __all__ = sorted(_NAMES)

@@ -46,6 +46,9 @@ def main(argv: list[str] | None = None) -> None:
         parser.error("--session-timeout must be in (0, 900]")
     if args.tasks_per_game < 1 or args.max_sessions < 1:
         parser.error("--tasks-per-game and --max-sessions must be >= 1")
+    from adapters._lifeline import watch
+
+    watch()  # stop with the process that started us, however it ends
     # Before openreward is imported: no PyPI update check, warnings only in the log.
     os.environ.setdefault("OPENREWARD_DISABLE_UPDATE_CHECK", "1")
     os.environ.setdefault("OPENREWARD_LOG_LEVEL", "WARNING")

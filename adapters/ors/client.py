@@ -4,7 +4,9 @@
 ``OpenRewardSpec`` and inspect-openreward build) sends sessions to
 ``sessions.<host>`` instead, a DNS failure for ``127.0.0.1``, unless
 ``OPENREWARD_SESSION_URL`` is set: :func:`use_local_server` sets it (and turns off the
-PyPI update check), :func:`openreward_spec` does that and builds TRL's spec.
+PyPI update check), :func:`openreward_spec` does that and builds TRL's spec. The reward
+function that trains through TRL's bridge is the trainer's side:
+``rollouts.training.ors.settled_reward``.
 """
 
 from __future__ import annotations
@@ -33,35 +35,3 @@ def openreward_spec(url: str, **kwargs: Any) -> Any:
             "pip install -e '.[ors,trl]'"
         ) from e
     return OpenRewardSpec(url.rstrip("/"), env_name=kwargs.pop("env_name", ENV_NAME), **kwargs)
-
-
-def _last_text(completion: Any) -> str:
-    """The text of the last assistant message of a TRL completion (a message list)."""
-    if isinstance(completion, str):
-        return completion
-    for message in reversed(list(completion or [])):
-        if message.get("role") == "assistant":
-            content = message.get("content") or ""
-            return content if isinstance(content, str) else ""
-    return ""
-
-
-def settled_reward(environments: list[Any], completions: list[Any], **_: Any) -> list[float | None]:
-    """A reward function for ``OpenRewardSpec`` rollouts that ORS itself would score.
-
-    TRL's bridge ends a rollout when the model answers without a tool call, but never
-    routes that answer into the environment's ``@terminal`` tool, as ORS harnesses
-    do; an unfinished game then has no reward (``None``). This calls the terminal tool
-    (with the model's last text, should it take one: gamebridge's takes none and
-    core settles the game, scored like a turn cap), so every rollout gets core's
-    reward. It reaches into TRL's rollout
-    environment (``_session``, ``_call_ors_tool``, TRL 1.16) for the session."""
-    rewards: list[float | None] = []
-    for env, completion in zip(environments, completions, strict=True):
-        if env.reward is None and not env.finished and env._session is not None:
-            terminal = env._session.terminal_tool()
-            if terminal is not None:
-                arguments = {} if terminal.arg is None else {terminal.arg: _last_text(completion)}
-                env._call_ors_tool(terminal.name, arguments)
-        rewards.append(env.reward)
-    return rewards

@@ -34,8 +34,7 @@ from typing import Any
 os.environ.setdefault("OPENREWARD_DISABLE_UPDATE_CHECK", "1")  # never ask PyPI
 
 try:
-    from fastapi import FastAPI, Request
-    from fastapi.responses import JSONResponse
+    from fastapi import FastAPI
     from openreward.environments import Server
     from openreward.environments import server as ors_server
 except ImportError as e:  # pragma: no cover - exercised only without the extra
@@ -49,6 +48,7 @@ from adapters._asgi import (
     Receive,
     Scope,
     Send,
+    refusal,
     refuse,
     replay,
     send_json,
@@ -197,10 +197,7 @@ def create_app(
     server = Server([env_cls], return_errors="exception")
     app: FastAPI = server.app
 
-    async def task_error(_: Request, exc: Exception) -> JSONResponse:
-        return JSONResponse({"detail": str(exc)}, status_code=422)
-
-    app.add_exception_handler(TaskError, task_error)
+    app.add_exception_handler(TaskError, refusal(422))
     # add_middleware puts each one outside the last: the body limit sees requests first.
     store = _store(server, max_sessions, session_timeout_s)
     app.add_middleware(SessionLimits, store=store)

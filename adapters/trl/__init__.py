@@ -5,8 +5,10 @@
   ``make_dataset(tasks, tools=True)``; several games in one run (TRL's
   multi-environment mode): ``environment_factories(games)`` and
   ``make_dataset(tasks, environment=True)``.
-* ``rollout_func``: :class:`TextRollout` (``<move>`` tags, generation with the
-  trainer's model), with ``make_dataset(tasks, tools=False)``.
+* ``rollout_func``: ``make_dataset(tasks, tools=False)``: rows whose prompts carry
+  their task (:func:`task_of`), for the rollout function of the training wing,
+  ``rollouts.training.text_rollout.TextRollout`` (``<move>`` tags, generation with
+  the trainer's model: the trainer's side, as in TRL's own examples).
 * :func:`reward_functions` / :func:`reward_weights`: one reward column per core
   rubric component.
 
@@ -23,7 +25,7 @@ from adapters.trl.environment import (
     environment_factories,
     make_dataset,
     prompt_messages,
-    settle,
+    task_of,
 )
 from adapters.trl.rewards import (
     COMPONENTS,
@@ -35,7 +37,6 @@ from adapters.trl.rewards import (
     reward_weights,
     reward_win,
 )
-from adapters.trl.rollout import TextRollout, rollout_func
 
 __all__ = [
     "COMPONENTS",
@@ -43,7 +44,6 @@ __all__ = [
     "TASK_KEY",
     "EnvironmentNotResetError",
     "GameEnvironment",
-    "TextRollout",
     "component_key",
     "dataset_rows",
     "environment_class",
@@ -56,6 +56,5 @@ __all__ = [
     "reward_margin",
     "reward_weights",
     "reward_win",
-    "rollout_func",
-    "settle",
+    "task_of",
 ]

@@ -19,7 +19,8 @@ default task's game (Tic-Tac-Toe) examples, so train other games with
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterable, Mapping
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from core import conversation as chat
@@ -60,17 +61,8 @@ def _as_tool(func: Callable[..., Any], examples: Iterable[str]) -> Callable[...,
     return func
 
 
-# rosetta: termination: the game ends in core; a model that stops early is settled by core (`Episode.settle`)
-def settle(episode: Episode) -> Episode:
-    """Finish an episode the model stopped playing (no further tool call, or
-    the completion budget ran out) with core's ``Episode.settle``: scored like
-    a turn cap (``task.turn_cap_result``), so stopping is never a way out of a
-    losing game. Returns the finished episode; a finished one is unchanged
-    (core's ``Episode.finish``)."""
-    return episode.finish()
-
-
 # rosetta: rollout: factory: TRL's own tool-calling loop
+# rosetta: transport: in-process (TRL calls the environment's methods in the trainer's process)
 class GameEnvironment:
     """One gamebridge game for TRL's ``environment_factory``."""
 
@@ -100,9 +92,14 @@ class GameEnvironment:
     make_move = _as_tool(make_move, make_game(Task().game).spec.move_examples)
 
     # rosetta: reward: factory: `get_reward()`, the rubric total
+    # rosetta: termination: the game ends in core; a model that stops early is settled by core (`Episode.finish`)
+    # rosetta: truncation: factory: TRL's caps (`max_completion_length`, `max_tool_calling_iterations`) end the rollout: `get_reward()` settles the game (`Episode.finish`)
     def get_reward(self) -> float:
-        """The core rubric's total for the finished game (an unfinished one is settled first)."""
-        return settle(self._require()).reward().total
+        """The core rubric's total for the finished game. A game the model stopped
+        playing (no further tool call, or TRL's completion budget ran out) is settled
+        first by core's ``Episode.finish``: scored like a turn cap
+        (``task.turn_cap_result``), so stopping is never a way out of a losing game."""
+        return self._require().finish().reward().total
 
     # rosetta: state: factory: `env.episode` (a read-only property, not a tool)
     @property
@@ -164,8 +161,6 @@ def prompt_messages(task: Task, *, tools: bool) -> list[dict[str, str]]:
     ``tools=False`` (rollout_func): the text-mode system prompt, carrying the
     task under ``TASK_KEY``, and the first observation.
     """
-    import json
-
     episode = Episode(task)
     if tools:
         return chat.opening(episode.tool_system_prompt, "")
@@ -174,6 +169,19 @@ def prompt_messages(task: Task, *, tools: bool) -> list[dict[str, str]]:
         {**system, TASK_KEY: json.dumps(task.to_dict(), sort_keys=True)},
         {**first, TASK_KEY: ""},
     ]
+
+
+# rosetta: rollout: rollout_func: each row's prompt carries its task (`TASK_KEY`, read back by `task_of`); `rollouts.training.text_rollout.TextRollout` plays the batch with the trainer's model
+def task_of(prompt: Sequence[dict[str, Any]]) -> Task:
+    """The task a ``tools=False`` prompt carries (``TASK_KEY`` on one of its messages)."""
+    for message in prompt:
+        raw = message.get(TASK_KEY) if isinstance(message, dict) else None
+        if raw:
+            return Task.from_dict(json.loads(raw))
+    raise ValueError(
+        f"the prompt carries no {TASK_KEY!r}; build the dataset with "
+        "adapters.trl.make_dataset(tasks, tools=False)"
+    )
 
 
 def dataset_rows(
@@ -215,5 +223,5 @@ __all__ = [
     "environment_factories",
     "make_dataset",
     "prompt_messages",
-    "settle",
+    "task_of",
 ]

@@ -17,8 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from adapters.trl.environment import settle
-from core.batch_stats import STAT_KEYS, batch_means, episode_stats
+from core.batch_stats import batch_means, episode_stats, stats_from_columns
 from core.rewards import DEFAULT_WEIGHTS
 
 COMPONENTS: tuple[str, ...] = tuple(DEFAULT_WEIGHTS)
@@ -33,7 +32,7 @@ def component_key(name: str) -> str:
 def _values(name: str, environments: Sequence[Any] | None, kwargs: dict[str, Any]) -> list[float]:
     if environments is not None:
         return [
-            float(settle(env.episode).reward().components.get(name, 0.0)) for env in environments
+            float(env.episode.finish().reward().components.get(name, 0.0)) for env in environments
         ]
     key = component_key(name)
     if key not in kwargs:
@@ -49,13 +48,8 @@ def log_game_metrics(environments: Sequence[Any] | None, kwargs: dict[str, Any])
     if log is None:
         return
     if environments is not None:
-        stats = [episode_stats(settle(env.episode)) for env in environments]
-    elif all(key in kwargs for key in STAT_KEYS):
-        stats = [
-            dict(zip(STAT_KEYS, values, strict=True))
-            for values in zip(*(kwargs[k] for k in STAT_KEYS), strict=True)
-        ]
-    else:
+        stats = [episode_stats(env.episode.finish()) for env in environments]
+    elif (stats := stats_from_columns(kwargs)) is None:  # not this project's rollout_func
         return
     for key, value in batch_means(stats).items():
         log(f"game/{key}", value)

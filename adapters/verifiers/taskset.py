@@ -24,7 +24,6 @@ except ImportError as e:  # pragma: no cover - exercised only without the extra
 
 from core import DEFAULT_WEIGHTS, Episode, Task, conversation, make_tasks
 from core.metrics import RATE_KEYS, outcome_rates
-from core.parsing import decode_tool_arguments
 
 TASKSET_ID = "gamebridge-verifiers"
 """The id ``vf-eval`` takes; it imports the top-level shim module ``gamebridge_verifiers``."""
@@ -130,13 +129,15 @@ class GameEnvConfig(vf.EnvConfig):
     player: vf.AgentConfig = vf.AgentConfig(runtime=vf.SubprocessConfig())
 
 
+def _last_assistant(segment: vf.Segment) -> vf.AssistantMessage | None:
+    return next((m for m in reversed(segment.messages) if isinstance(m, vf.AssistantMessage)), None)
+
+
 # rosetta: action: the model's chat reply (the last assistant message, unstripped)
 def _reply(segment: vf.Segment) -> str:
     """The model's last reply, unstripped (core judges the text as sent)."""
-    for message in reversed(segment.messages):
-        if isinstance(message, vf.AssistantMessage):
-            return message.content or ""
-    return segment.last_reply
+    message = _last_assistant(segment)
+    return segment.last_reply if message is None else message.content or ""
 
 
 # rosetta: session: one `run()` per episode, `--max-concurrent` episodes at a time
@@ -203,21 +204,13 @@ def _weighted(task: Task, config: vf.TaskConfig) -> tuple[Task, vf.TaskConfig]:
 
 
 def _play_tool_calls(episode: Episode, segment: vf.Segment) -> list[dict[str, Any]]:
-    """Tool mode: play the last reply's ``make_move`` calls in order; the tool messages
-    answering them. A reply without a call stopped playing: core settles the game."""
-    message = next(
-        (m for m in reversed(segment.messages) if isinstance(m, vf.AssistantMessage)), None
-    )
+    """Tool mode: the last reply's ``make_move`` calls, played in order by core
+    (``conversation.answer_tool_calls``: a reply without a call stopped playing, and
+    core settles the game); the tool messages answering them."""
+    message = _last_assistant(segment)
     calls = (message.tool_calls or []) if message is not None else []
-    if not calls:
-        episode.settle()
-    answers = []
-    for call in calls:
-        if not episode.done:
-            # The call's raw arguments, as the model wrote them: core judges them.
-            episode.step_tool(decode_tool_arguments(call.arguments))
-        answers.append(conversation.observation(episode.observation, tool_call_id=call.id))
-    return answers
+    # The calls' raw arguments, as the model wrote them: core judges them.
+    return conversation.answer_tool_calls(episode, [(c.id, c.arguments) for c in calls])
 
 
 @functools.cache

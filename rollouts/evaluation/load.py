@@ -25,7 +25,11 @@ Per server it prints:
   done each session leaves one idle game (OpenEnv: an open, silent socket; NeMo
   Gym and ORS: a game stepped once, then left, no ``/ping``). Finished games and dropped sockets must be
   freed at once (the first figure equals the idle games), idle ones after the
-  timeout (``--idle-timeout``): the last figure must be 0.
+  timeout (``--idle-timeout``, default ``idle_timeout_for(sessions)``): the last
+  figure must be 0;
+* the longest gap between two responses of a game in play (``gap s``): it must stay
+  under the idle timeout (a line says so when it did not: the machine starved the
+  clients or the server, and games in play may have expired).
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import sys
 import threading
@@ -62,6 +67,22 @@ from rollouts.drivers.sessions import (
 SERVERS = ("openenv", "nemo_gym", "nemo_gym_tools", "ors")
 DEFAULT_POLICY = "noisy:0.2"
 """Random legal moves, with one malformed or illegal reply in five."""
+IDLE_S_PER_SESSION = 0.25
+"""The default idle timeout's share per concurrent session (``idle_timeout_for``)."""
+
+
+def idle_timeout_for(sessions: int) -> float:
+    """The servers' idle timeout for ``sessions`` concurrent clients: 5 s, or 0.25 s a
+    session if longer (64 sessions: 16 s). A game in play is idle on the server from
+    one response to its next request's turn: the client's pause (every client is a
+    thread of this one process) plus that request's wait behind the other sessions'
+    requests, so the gap grows with the sessions and with the load. With 64 sessions
+    the longest gap (``LoadReport.longest_gap``) was 0.6-1.9 s at a load average of
+    9-12 (155-285 steps/s; 2026-12-02, 10 episodes each); at a load average of 24
+    (trainings on the same 2 cores) 5 s was too short and games in play expired
+    (NeMo Gym tools 89, ORS 12 of 3,200 episodes). 16 s is 8 times the longest gap
+    measured."""
+    return max(5.0, sessions * IDLE_S_PER_SESSION)
 
 
 @dataclass
@@ -82,6 +103,11 @@ class LoadReport:
     live_after_timeout: int = -1
     """Live sessions after the idle timeout: must be 0."""
     idle_games: int = 0
+    longest_gap: float = 0.0
+    """The longest time between two responses of one game being played (seconds: the
+    open, each step, the closing ``/verify``): the client's pause plus the next
+    request's wait and work, the most the server can have counted that game idle.
+    It must stay under the idle timeout, or a game in play expires."""
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
     """Counts are kept from many client threads."""
 
@@ -107,13 +133,14 @@ class LoadReport:
             f" {self.episodes:>6} {self.steps:>7} {rate:>8.0f} {self.percentile(0.5):>7.1f}"
             f" {self.percentile(0.99):>7.1f} {self.cross_talk:>5} {self.status_5xx:>4}"
             f" {len(self.errors):>6} {self.live_after:>6} {self.live_after_timeout:>6}"
+            f" {self.longest_gap:>6.2f}"
         )
 
 
 HEADER = (
     f"{'server':<15} {'sessions x eps':<11} {'episodes':>6} {'steps':>7} {'steps/s':>8}"
     f" {'p50 ms':>7} {'p99 ms':>7} {'xtalk':>5} {'5xx':>4} {'errors':>6} {'live':>6}"
-    f" {'live@TTL':>6}"
+    f" {'live@TTL':>6} {'gap s':>6}"
 )
 
 
@@ -141,13 +168,26 @@ def check_trajectory(report: LoadReport, task: Task, replies: list[Any], traj: A
 
 
 class _Timer:
+    """Times a session's steps and the gaps between its responses (``longest_gap``)."""
+
     def __init__(self, report: LoadReport) -> None:
         self.report = report
+        self.last = time.perf_counter()
+        """When the session's last response came (or its game was opened)."""
+
+    def untimed(self, call: Callable[..., Any], *args: Any) -> Any:
+        """A request that is not a step (``/verify``): only its gap is noted."""
+        result = call(*args)
+        now = time.perf_counter()
+        with self.report.lock:
+            self.report.longest_gap = max(self.report.longest_gap, now - self.last)
+        self.last = now
+        return result
 
     def __call__(self, step: Callable[..., Any], *args: Any) -> Any:
         start = time.perf_counter()
-        result = step(*args)
-        self.report.latencies.append(time.perf_counter() - start)
+        result = self.untimed(step, *args)
+        self.report.latencies.append(self.last - start)
         with self.report.lock:
             self.report.steps += 1
         return result
@@ -164,12 +204,14 @@ def _play(
     task: Task,
     player: ScriptedPlayer,
     abandon: bool = False,
+    timed: _Timer | None = None,
 ) -> list[Any] | None:
     """One episode of ``session`` with the scripted player (replies in text mode, moves
     in tool mode); the actions sent, or ``None`` when ``abandon`` (one step, then
     silence: the server must drop the game at its idle timeout)."""
-    timed = _Timer(report)
+    timed = timed or _Timer(report)
     messages = session.open(task)
+    timed.last = time.perf_counter()
     actions: list[Any] = []
     done = False
     while not done:
@@ -195,9 +237,11 @@ def _play(
     return actions
 
 
-def _finish(report: LoadReport, session: ClientSession, task: Task, actions: list[Any]) -> None:
+def _finish(
+    report: LoadReport, session: ClientSession, task: Task, actions: list[Any], timed: _Timer
+) -> None:
     """Cross-talk check of a finished episode, counted."""
-    trajectory, _ = session.result()
+    trajectory, _ = timed.untimed(session.result)
     with report.lock:
         check_trajectory(report, task, actions, trajectory)
         report.episodes += 1
@@ -216,8 +260,9 @@ def _openenv_episodes(url: str, index: int, episodes: int, report: LoadReport) -
         task = task_for(index, j)
         try:
             with OpenEnvSession(url) as session:
-                actions = _play(report, session, task, player)
-                _finish(report, session, task, actions or [])
+                timed = _Timer(report)
+                actions = _play(report, session, task, player, timed=timed)
+                _finish(report, session, task, actions or [], timed)
         except Exception as exc:  # counted, the session goes on
             _error(report, "openenv", task, exc)
     try:
@@ -300,9 +345,10 @@ def _http_episodes(
             http = shared or httpx.Client(base_url=url, timeout=120)
             session = make(url, http=http, on_response=_counter(report))
             try:
-                actions = _play(report, session, task, player, abandon=j == episodes)
+                timed = _Timer(report)
+                actions = _play(report, session, task, player, j == episodes, timed)
                 if actions is not None:
-                    _finish(report, session, task, actions)
+                    _finish(report, session, task, actions, timed)
                     if isinstance(session, ORSWireSession):
                         session.delete()
             except Exception as exc:  # counted, the session goes on
@@ -475,7 +521,10 @@ def main(argv: list[str] | None = None) -> int:
         "--servers", default=",".join(SERVERS), help=f"comma-separated, of {', '.join(SERVERS)}"
     )
     parser.add_argument(
-        "--idle-timeout", type=float, default=5.0, help="the servers' idle session timeout (s)"
+        "--idle-timeout",
+        type=float,
+        default=None,
+        help="the servers' idle session timeout (s; default: 5, or 0.25 a session if longer)",
     )
     parser.add_argument("--json", action="store_true", help="print the reports as JSON too")
     args = parser.parse_args(argv)
@@ -503,7 +552,17 @@ def main(argv: list[str] | None = None) -> int:
         for error in report.errors[:5]:
             print(f"    error: {error}", flush=True)
 
-    reports = load(servers, args.sessions, args.episodes, args.idle_timeout, show)
+    idle_timeout = args.idle_timeout or idle_timeout_for(args.sessions)
+    reports = load(servers, args.sessions, args.episodes, idle_timeout, show)
+    for r in reports:
+        if r.longest_gap >= idle_timeout:  # a game in play may have expired: say why
+            print(
+                f"{r.server}: a game in play went {r.longest_gap:.1f} s between responses,"
+                f" longer than the {idle_timeout:g} s idle timeout: its client or the server"
+                " was starved (load average now"
+                f" {' / '.join(f'{x:.1f}' for x in os.getloadavg())})",
+                flush=True,
+            )
     if args.json:
         print(
             json.dumps(

@@ -61,8 +61,6 @@ def _recorder(trainer_box: dict[str, Any], rollout: Any, out: Path, rank: int) -
     """A ``TrainerCallback`` writing this rank's finished games after each step."""
     from transformers import TrainerCallback
 
-    from adapters.trl.environment import settle
-
     path = out / RANK_FILE.format(rank=rank)
     path.unlink(missing_ok=True)
 
@@ -70,7 +68,7 @@ def _recorder(trainer_box: dict[str, Any], rollout: Any, out: Path, rank: int) -
         def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
             trainer = trainer_box["trainer"]
             if trainer.environments is not None:
-                episodes = [settle(env.episode) for env in trainer.environments]
+                episodes = [env.episode.finish() for env in trainer.environments]
             else:
                 episodes = list(rollout.last_episodes)
             with path.open("a") as f:
@@ -93,8 +91,8 @@ def train(args: argparse.Namespace) -> int:
     """One rank of a ``accelerate launch`` run (or the only process without it)."""
     import torch
 
-    from adapters.trl import TextRollout
     from rollouts.training.grpo import build_trainer, settings_from
+    from rollouts.training.text_rollout import TextRollout
     from rollouts.training.tiny import load_tokenizer
 
     torch.set_num_threads(args.threads)

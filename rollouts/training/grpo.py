@@ -213,7 +213,8 @@ def build_trainer(
     except ImportError as e:
         raise ImportError("GRPO needs TRL; install with: pip install -e '.[trl]'") from e
 
-    from adapters.trl import TextRollout, environment_class, make_dataset, reward_functions
+    from adapters.trl import environment_class, make_dataset, reward_functions
+    from rollouts.training.text_rollout import TextRollout
 
     args = grpo_config(s, progress=progress)
     if model is None:

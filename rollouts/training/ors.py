@@ -15,7 +15,7 @@ its session's trajectory (the final ``ToolOutput.metadata``) replays through
 step is the mean of core's totals. A rollout the model ended without finishing the
 game (no more tool calls) has no ORS reward with ``--reward spec`` (TRL's own
 ``reward_funcs``: its bridge never calls the ``@terminal`` tool, so such a rollout
-scores ``None``); the default ``--reward settled`` (``adapters.ors.settled_reward``)
+scores ``None``); the default ``--reward settled`` (:func:`settled_reward`, here)
 calls it, as an ORS harness would, so core settles the game. Prints the figures as
 JSON (``--out`` writes them too).
 """
@@ -34,6 +34,38 @@ REWARD_COLUMNS = {
     "settled": "rewards/settled_reward/mean",
 }
 """The column TRL logs for each ``--reward``."""
+
+
+def _last_text(completion: Any) -> str:
+    """The text of the last assistant message of a TRL completion (a message list)."""
+    if isinstance(completion, str):
+        return completion
+    for message in reversed(list(completion or [])):
+        if message.get("role") == "assistant":
+            content = message.get("content") or ""
+            return content if isinstance(content, str) else ""
+    return ""
+
+
+def settled_reward(environments: list[Any], completions: list[Any], **_: Any) -> list[float | None]:
+    """A reward function for ``OpenRewardSpec`` rollouts that ORS itself would score.
+
+    TRL's bridge ends a rollout when the model answers without a tool call, but never
+    routes that answer into the environment's ``@terminal`` tool, as ORS harnesses
+    do; an unfinished game then has no reward (``None``). This calls the terminal tool
+    (with the model's last text, should it take one: gamebridge's takes none and
+    core settles the game, scored like a turn cap), so every rollout gets core's
+    reward. It reaches into TRL's rollout
+    environment (``_session``, ``_call_ors_tool``, TRL 1.16) for the session."""
+    rewards: list[float | None] = []
+    for env, completion in zip(environments, completions, strict=True):
+        if env.reward is None and not env.finished and env._session is not None:
+            terminal = env._session.terminal_tool()
+            if terminal is not None:
+                arguments = {} if terminal.arg is None else {terminal.arg: _last_text(completion)}
+                env._call_ors_tool(terminal.name, arguments)
+        rewards.append(env.reward)
+    return rewards
 
 
 def build_tiny(output_dir: str, sft_games: int = 100, sft_steps: int = 80) -> tuple[Any, Any]:
@@ -96,7 +128,7 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
     import torch
     from trl import GRPOConfig, GRPOTrainer
 
-    from adapters.ors import openreward_spec, settled_reward
+    from adapters.ors import openreward_spec
     from core.tasks import Task
 
     torch.set_num_threads(1)
@@ -165,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
         "--reward",
         default="settled",
         choices=sorted(REWARD_COLUMNS),
-        help="settled: adapters.ors.settled_reward; spec: OpenRewardSpec.reward_funcs",
+        help="settled: settled_reward (this module: calls the @terminal tool); spec: OpenRewardSpec.reward_funcs",
     )
     parser.add_argument("--num-tasks", type=int, default=4)
     parser.add_argument("--groups", type=int, default=2, help="tasks per generation batch")

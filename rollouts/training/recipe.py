@@ -449,7 +449,7 @@ def evaluate_model(
     import torch
     from transformers import GenerationConfig
 
-    from adapters.trl.rollout import TextRollout
+    from rollouts.training.text_rollout import TextRollout
 
     sample = temperature > 0
     config = GenerationConfig(
@@ -516,8 +516,8 @@ def run_rl_stages(
 ) -> Any:
     """The GRPO stages for one arm, each followed by its evaluation (sampled
     play too after the last stage when ``sampled``)."""
-    from adapters.trl.rollout import TextRollout
     from rollouts.training.grpo import GRPOSettings, train_grpo
+    from rollouts.training.text_rollout import TextRollout
 
     plan = PLANS[s.game]
     stages = parse_stages(s.weak_rl_stages if arm else s.rl_stages)

@@ -275,7 +275,7 @@ def evaluate(
     import torch
     from transformers import GenerationConfig
 
-    from adapters.trl.rollout import TextRollout
+    from rollouts.training.text_rollout import TextRollout
 
     sample = temperature > 0
     config = GenerationConfig(

@@ -1,14 +1,16 @@
 """adapters/_asgi.py's small helpers (the middleware is tested through every server in
-tests/reliability): a request read whole and handed on, and the SSE cut."""
+tests/reliability): a request read whole and handed on, the SSE cut, and the refusal
+the servers' exception handlers answer with."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import pytest
 
-from adapters._asgi import replay, sse_chunks
+from adapters._asgi import refusal, replay, sse_chunks
 
 
 @pytest.mark.parametrize(
@@ -47,3 +49,28 @@ def test_replay_gives_the_message_then_the_stream() -> None:
     assert first == {"type": "http.request", "body": b"{}"} and second == {
         "type": "http.disconnect"
     }
+
+
+@pytest.mark.parametrize("message", ["plain", "bad row: 'é' \u2603", 'quote " and \\'])
+def test_refusal_answers_as_starlettes_json_response(message: str) -> None:
+    """Through a Starlette app, the same status, headers and bytes as the
+    ``JSONResponse({"detail": ...})`` handlers the servers used to write each."""
+    from starlette.applications import Starlette
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+    from starlette.testclient import TestClient
+
+    def fail(_: Any) -> Any:
+        raise LookupError(message)
+
+    async def by_hand(_: Any, exc: Exception) -> JSONResponse:
+        return JSONResponse({"detail": f"{exc} (hint)"}, status_code=409)
+
+    answers = []
+    for handler in (refusal(409, " (hint)"), by_hand):
+        app = Starlette(routes=[Route("/", fail)])
+        app.add_exception_handler(LookupError, handler)
+        answer = TestClient(app).get("/")
+        answers.append((answer.status_code, sorted(answer.headers.items()), answer.content))
+    assert answers[0] == answers[1]
+    assert answers[0][0] == 409 and json.loads(answers[0][2]) == {"detail": f"{message} (hint)"}

@@ -41,28 +41,38 @@ ROSETTA = _rosetta()
 code_lines = ROSETTA.code_lines
 TARGET = 150
 BUDGET: dict[str, int] = {
-    # Each adapter's count when issue 13 ended (s4-idioms); what is left is its
-    # framework's surface, not code another floor could hold:
-    "nemo_gym": 334,  # 422 before the shared store, 344 before s4: NeMo Gym's two server
+    # Each adapter's count when s5-house ended; what is left is its framework's surface,
+    # not code another floor could hold:
+    "nemo_gym": 329,  # 422 before the shared store, 344 before s4, 334 before s5 (whose
+    # shared adapters._asgi.refusal took its exception handler): NeMo Gym's two server
     # styles (gymnasium: reset/step/close_session; tools: seed_session/make_move/verify,
     # each with its pydantic request/response models), reading the agent's max_steps from
     # NeMo Gym's global config, the app built without ng_run, and the agent (NeMo Gym's own
     # GymnasiumAgent, served without ng_run, plus its upstream-error handler)
-    "openenv": 306,  # 439 before; 423 before s4, whose WebSocket lifecycle went to
-    # adapters/_websocket.py: OpenEnv's typed Action/Observation/State, its Environment
-    # with the FastMCP make_move tool (built once per game: #15) and /metadata, the
-    # EnvClient with MCP calls, create_app with the session cap and its error handlers
-    "ors": 330,  # 389 before; 354 before s4: openreward's Environment (splits, tasks, prompt,
+    "openenv": 311,  # 439 before; 423 before s4, whose WebSocket lifecycle went to
+    # adapters/_websocket.py; 306 before s5: -5 for adapters._asgi.refusal, +10 for
+    # step_async (a step that searches nothing runs on the event loop, not through OpenEnv's
+    # thread hop: p50 1.30x -> 1.05x its floor, issue 18) and the MCP server built on first
+    # use: OpenEnv's typed Action/Observation/State, its Environment with the FastMCP
+    # make_move tool (built once per game: #15) and /metadata, the EnvClient with MCP calls,
+    # create_app with the session cap and its error handlers
+    "ors": 308,  # 389 before; 354 before s4; 330 before s5, whose moves took TRL's
+    # bridge reward (settled_reward, now rollouts/training/ors.py) and the exception
+    # handler (adapters._asgi.refusal): openreward's Environment (splits, tasks, prompt,
     # tools, @terminal), the /create checks (X-Secrets, toolsets) and the idle reaper over
-    # openreward's private session table, the SSE re-cut around its stream, TRL's bridge
-    "trl": 497,  # 477 before; rollout.py (the token-level text rollout with env_mask) is
-    # about 200 of it, +39 this session: TextRollout(decisions_per_game=K), K decisions of
-    # each game for GRPO (issue 21)
-    "verifiers": 221,  # Verifiers' v1 surface: taskset config, data, task (a reward and a
+    # openreward's private session table, the SSE re-cut around its stream
+    "trl": 226,  # 497 before s5, whose move put the rollout function (TextRollout: the
+    # trainer's generation, token bookkeeping and GRPO samples) in rollouts/training and its
+    # sampling and stat columns in core: TRL's environment (the make_move tool dressed for
+    # transformers' get_json_schema, one class per game), the datasets of both hooks and of
+    # multi-environment mode, the reward columns, weights and per-batch game metrics, and
+    # the package's re-exports
+    "verifiers": 211,  # 221 before s5 (core.conversation.answer_tool_calls took the
+    # tool-call play): Verifiers' v1 surface: taskset config, data, task (a reward and a
     # metric per core component), taskset, the Env's run loop, and the in-process chat
     # harness vf-eval finds by the taskset id (its built-in ones need the network)
 }
-"""Ceilings above ``TARGET``: each adapter's count when issue 13's work ended."""
+"""Ceilings above ``TARGET``: each adapter's count when s5-house's work on issue 13 ended."""
 
 
 def adapter_files(name: str) -> list[Path]:

@@ -183,3 +183,18 @@ def test_bad_reward_weights_are_a_task_error(weights: Any, message: str) -> None
 
 def test_parse_weights_keeps_the_order_given() -> None:
     assert list(parse_weights("format=0.2,win=1")) == ["format", "win"]
+
+
+def test_answer_tool_calls_plays_in_order_and_settles_a_reply_without_one() -> None:
+    episode = Episode({"game": "tictactoe", "seed": 1})
+    episode.reset()
+    answers = conversation.answer_tool_calls(episode, [("a", '{"move": "4"}'), ("b", "{bad")])
+    assert [a["tool_call_id"] for a in answers] == ["a", "b"]
+    assert [a["role"] for a in answers] == ["tool", "tool"]
+    assert len(episode.events) == 2 and not episode.events[0].error  # "4" played, "{bad" judged
+    assert episode.events[1].error and answers[1]["content"] == episode.observation
+    assert not episode.done
+    assert conversation.answer_tool_calls(episode, []) == [] and episode.done  # settled
+    assert episode.termination == "stopped"
+    after = conversation.answer_tool_calls(episode, [("c", '{"move": "0"}')])
+    assert len(episode.events) == 2 and after[0]["content"] == episode.observation

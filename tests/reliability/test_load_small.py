@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from reliability_servers import IDLE_TIMEOUT, server_params
 
-from rollouts.evaluation.load import LoadReport, run_load
+from rollouts.evaluation.load import LoadReport, idle_timeout_for, run_load
 
 SESSIONS, EPISODES = 8, 3
 pytestmark = pytest.mark.server
@@ -31,7 +31,16 @@ def test_concurrent_sessions_no_cross_talk_no_5xx_no_leftovers(
     assert report.cross_talk == 0
     assert report.status_5xx == 0
     assert report.steps >= report.episodes
+    assert report.longest_gap > 0  # every game's gaps between responses were measured
     # Finished games and dropped sockets are freed at once; the idle ones remain...
     assert report.live_after == report.idle_games == SESSIONS
     # ...until the idle timeout.
     assert report.live_after_timeout == 0
+
+
+def test_the_default_idle_timeout_grows_with_the_sessions() -> None:
+    # A game in play waits behind the other sessions' requests: ``make load``'s 64
+    # sessions get 16 s, not the 5 s that 8 do (games in play expired at 5 s under load).
+    assert idle_timeout_for(SESSIONS) == 5.0
+    assert idle_timeout_for(64) == 16.0
+    assert idle_timeout_for(128) == 2 * idle_timeout_for(64)

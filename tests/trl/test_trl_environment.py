@@ -21,9 +21,8 @@ from adapters.trl import (
     prompt_messages,
     reward_functions,
     reward_weights,
-    settle,
+    task_of,
 )
-from adapters.trl.rollout import task_of
 from core.episode import Episode
 from core.games import list_games, make_game
 from core.prompts import tool_schema
@@ -125,7 +124,7 @@ def test_unfinished_game_is_settled_by_core() -> None:
     assert env.episode.result == env.episode.task.turn_cap_result == "loss"
     assert len(env.episode.events) == 1
     assert total == env.episode.reward().total == env.get_reward()
-    assert settle(env.episode) is env.episode
+    assert env.episode.finish() is env.episode  # settled once: finish() changes nothing
     reference = Episode(env.episode.task)
     reference.reset()
     reference.step_move("4")

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from adapters.trl import COMPONENTS, TextRollout
-from adapters.trl.rollout import observation_suffix_ids
+from adapters.trl import COMPONENTS
 from core.episode import Episode
 from core.tasks import Task
+from rollouts.training.text_rollout import TextRollout, observation_suffix_ids
 
 
 def _settings(mode: str, tmp: Any) -> Any:
@@ -184,7 +184,7 @@ def test_generation_config_without_one_from_trl() -> None:
     function builds one from the trainer's sampling settings."""
     from types import SimpleNamespace
 
-    from adapters.trl.rollout import _generation_config
+    from rollouts.training.text_rollout import _generation_config
 
     trainer = SimpleNamespace(
         temperature=0.7,

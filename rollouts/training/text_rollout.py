@@ -1,5 +1,11 @@
 """``GRPOTrainer(rollout_func=...)``: multi-turn text-tag play (``<move>..</move>``).
 
+Training machinery, not an adapter: as in TRL's own examples, the rollout function is
+the trainer's side (generation with the trainer's model, the token bookkeeping, the
+samples GRPO trains on); the environment's side in TRL's vocabulary (the dataset rows
+carrying the task, ``task_of``, the reward columns) is ``adapters.trl``. The same loop
+plays the held-out games of ``rollouts.training.recipe`` and ``tiny``.
+
 TRL hands the rollout function the batch's prompts (each already repeated
 ``num_generations`` times) and the trainer. For each prompt this plays one game
 of the task carried in the prompt's system message (``TASK_KEY``, see
@@ -37,32 +43,17 @@ few episode statistics for logging.
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from adapters.trl.environment import TASK_KEY, settle
-from adapters.trl.rewards import COMPONENTS, component_key
+from adapters.trl import COMPONENTS, component_key, task_of
 from core import conversation as chat
-from core.batch_stats import STAT_KEYS, episode_stats
+from core.batch_stats import stat_columns, training_decisions
 from core.episode import Episode
 from core.tasks import Task
 
 
-def task_of(prompt: Sequence[dict[str, Any]]) -> Task:
-    """The task a prompt carries (``TASK_KEY`` on one of its messages)."""
-    for message in prompt:
-        raw = message.get(TASK_KEY) if isinstance(message, dict) else None
-        if raw:
-            return Task.from_dict(json.loads(raw))
-    raise ValueError(
-        f"the prompt carries no {TASK_KEY!r}; build the dataset with "
-        "adapters.trl.make_dataset(tasks, tools=False)"
-    )
-
-
-# rosetta: observation: rollout_func: the observation as user-turn tokens (`env_mask` 0)
 def observation_suffix_ids(tokenizer: Any, observation: str) -> list[int]:
     """The tokens between the end of an assistant reply (its end-of-turn token
     included) and the next assistant header: the observation as a user turn,
@@ -95,7 +86,6 @@ class Played:
     """``history="none"``: every (context, reply) token pair of each game."""
 
 
-# rosetta: transport: in-process (the trainer's own model)
 def _generation_config(trainer: Any) -> Any:
     """The trainer's sampling settings (TRL builds none when vLLM generates)."""
     config = getattr(trainer, "generation_config", None)
@@ -119,7 +109,7 @@ class TextRollout:
 
     ``max_new_tokens`` caps one reply; the trainer's ``max_completion_length``
     caps the whole completion (replies and observations): a game that would
-    exceed it is settled by core (``settle``) rather than cut silently.
+    exceed it is settled by core (``Episode.finish``) rather than cut silently.
     ``last_episodes`` keeps the batch's finished episodes for inspection.
     """
 
@@ -174,10 +164,7 @@ class TextRollout:
             out[component_key(name)] = [
                 e.reward().components.get(name, 0.0) for e in played.episodes
             ]
-        stats = [episode_stats(ep) for ep in played.episodes]
-        for key in STAT_KEYS:
-            out[key] = [s[key] for s in stats]
-        return out
+        return {**out, **stat_columns(played.episodes)}
 
     def generate(
         self,
@@ -211,37 +198,20 @@ class TextRollout:
     @staticmethod
     def one_decision_each(played: Played) -> Played:
         """Each game's training sample: one of its decisions, uniformly drawn
-        (seeded by the task seed and the game's place in the batch)."""
-        from core.rng import derive_rng
-
-        prompts, completions = [], []
-        for i, (ep, decisions) in enumerate(
-            zip(played.episodes, played.decisions or [], strict=True)
-        ):
-            context, reply = derive_rng(ep.task.seed, "decision", i).choice(decisions)
-            prompts.append(context)
-            completions.append(reply)
-        return Played(played.episodes, prompts, completions, [[1] * len(c) for c in completions])
+        (core's ``training_decisions``: seeded by the task seed and the game's place
+        in the batch)."""
+        return TextRollout.decisions_each(played, 1)
 
     @staticmethod
     def decisions_each(played: Played, k: int) -> Played:
-        """Each game's k training samples (its episode repeated k times): its
-        decisions if it has k, k of them drawn without repeats if more, all of
-        them and the rest drawn if fewer (seeded as :meth:`one_decision_each`)."""
-        from core.rng import derive_rng
-
+        """Each game's k training samples (its episode repeated k times), as core's
+        ``training_decisions`` draws them: its decisions if it has k, k of them drawn
+        without repeats if more, all of them and the rest drawn if fewer."""
         episodes, prompts, completions = [], [], []
         for i, (ep, decisions) in enumerate(
             zip(played.episodes, played.decisions or [], strict=True)
         ):
-            rng = derive_rng(ep.task.seed, "decision", i)
-            if len(decisions) >= k:
-                chosen = rng.sample(decisions, k)
-            else:
-                chosen = list(decisions) + [
-                    rng.choice(decisions) for _ in range(k - len(decisions))
-                ]
-            for context, reply in chosen:
+            for context, reply in training_decisions(ep.task.seed, i, decisions, k):
                 episodes.append(ep)
                 prompts.append(context)
                 completions.append(reply)
@@ -294,7 +264,6 @@ class TextRollout:
             decisions,
         )
 
-    # rosetta: rollout: rollout_func: `TextRollout.play` plays the batch turn by turn with the trainer's model
     def play(
         self,
         model: Any,
@@ -311,7 +280,6 @@ class TextRollout:
         episodes = [Episode(task) for task in tasks]
         prompt_ids = []
         for ep in episodes:
-            # rosetta: reset: rollout_func: `ep.reset()` in the prompt
             messages = chat.opening(ep.system_prompt, ep.reset())
             prompt_ids.append(
                 list(
@@ -340,15 +308,12 @@ class TextRollout:
                 ):  # cut by max_new_tokens: close the turn
                     completion[i].append(eos_id)
                     env_mask[i].append(0)
-                # rosetta: step: rollout_func: `episode.step(decoded reply)`
-                # rosetta: action: rollout_func: the generated tokens, decoded
                 result = episodes[i].step(tokenizer.decode(reply, skip_special_tokens=True))
                 if result.done:
                     continue
                 suffix = observation_suffix_ids(tokenizer, result.observation)
                 if len(completion[i]) + len(suffix) + self.max_new_tokens > budget:
-                    # rosetta: truncation: `max_completion_length` spent: `settle()`, core ends the game
-                    settle(episodes[i])  # out of completion budget: core settles the game
+                    episodes[i].finish()  # out of completion budget: core settles the game
                     continue
                 completion[i] += suffix
                 env_mask[i] += [0] * len(suffix)
@@ -361,4 +326,4 @@ rollout_func = TextRollout()
 """A ready ``rollout_func`` with the default reply cap."""
 
 
-__all__ = ["Played", "TextRollout", "observation_suffix_ids", "rollout_func", "task_of"]
+__all__ = ["Played", "TextRollout", "observation_suffix_ids", "rollout_func"]
