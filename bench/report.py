@@ -235,25 +235,31 @@ def machine() -> dict[str, str]:
     }
 
 
-def section_text(
-    rows: Sequence[Row],
-    info: dict[str, str],
-    notes: Sequence[str],
-    command: str,
+def generated_section(
+    begin: str,
+    end: str,
+    *,
     date: str,
+    command: str,
+    skip: str,
+    info: dict[str, str],
+    legend: str,
+    rows: Sequence[Row],
+    missed: Sequence[str],
+    notes: Sequence[str],
 ) -> str:
-    """The generated part of docs/performance.md (between the markers)."""
+    """A generated part of docs/performance.md (``make bench``'s, ``bench.servers``'):
+    the command that measured it (``skip``: why the docs test does not run it), the
+    machine, the ``legend`` that says how to read the table, the table, the verdict
+    (``missed``: the rows that missed their target) and the notes, between the markers."""
     machine_lines = "\n".join(f"| {k} | {v} |" for k, v in info.items())
-    missed = [
-        f"{r.section}: {r.name} ({_fmt(r.median, r.unit)})" for r in rows if r.status == "MISSED"
-    ]
     verdict = "Every target is met." if not missed else "Missed: " + "; ".join(missed) + "."
     note_lines = "\n".join(f"* {n}" for n in notes)
-    return f"""{BEGIN}
+    return f"""{begin}
 
 Measured {date} with:
 
-<!-- docs-test: skip (the full benchmark runs for minutes) -->
+<!-- docs-test: skip ({skip}) -->
 ```bash
 {command}
 ```
@@ -262,10 +268,7 @@ Measured {date} with:
 |---|---|
 {machine_lines}
 
-*gamebridge* and *reference* are medians: the reference is OpenSpiel for the
-engine rows and the bare `Episode` for the adapter rows. *measured* is the median over
-the runs of the judged quantity (OpenSpiel's time over ours; an adapter's extra time
-in percent; a time), *min – max* its range over the runs.
+{legend}
 
 {markdown_table(rows)}
 
@@ -273,7 +276,36 @@ in percent; a time), *min – max* its range over the runs.
 
 {note_lines}
 
-{END}"""
+{end}"""
+
+
+def section_text(
+    rows: Sequence[Row],
+    info: dict[str, str],
+    notes: Sequence[str],
+    command: str,
+    date: str,
+) -> str:
+    """The generated part of docs/performance.md (between the markers)."""
+    return generated_section(
+        BEGIN,
+        END,
+        date=date,
+        command=command,
+        skip="the full benchmark runs for minutes",
+        info=info,
+        legend="""*gamebridge* and *reference* are medians: the reference is OpenSpiel for the
+engine rows and the bare `Episode` for the adapter rows. *measured* is the median over
+the runs of the judged quantity (OpenSpiel's time over ours; an adapter's extra time
+in percent; a time), *min – max* its range over the runs.""",
+        rows=rows,
+        missed=[
+            f"{r.section}: {r.name} ({_fmt(r.median, r.unit)})"
+            for r in rows
+            if r.status == "MISSED"
+        ],
+        notes=notes,
+    )
 
 
 def write_doc(path: Path, section: str, begin: str = BEGIN, end: str = END) -> None:

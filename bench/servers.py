@@ -40,7 +40,16 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
-from bench.report import DOC, ROOT, Row, Target, load_average, machine, markdown_table, write_doc
+from bench.report import (
+    DOC,
+    ROOT,
+    Row,
+    Target,
+    generated_section,
+    load_average,
+    machine,
+    write_doc,
+)
 
 SERVERS = ("openenv", "nemo_gym", "nemo_gym_tools", "ors", "verifiers")
 LABELS = {
@@ -491,35 +500,21 @@ def run(
 def section_text(
     rows_: Sequence[Row], info: dict[str, str], notes: Sequence[str], command: str, date: str
 ) -> str:
-    machine_lines = "\n".join(f"| {k} | {v} |" for k, v in info.items())
-    missed = [f"{r.name} ({r.median:.2f}x)" for r in rows_ if r.status == "MISSED"]
-    verdict = "Every target is met." if not missed else "Missed: " + "; ".join(missed) + "."
-    note_lines = "\n".join(f"* {n}" for n in notes)
-    return f"""{BEGIN}
-
-Measured {date} with:
-
-<!-- docs-test: skip (the full comparison runs for minutes) -->
-```bash
-{command}
-```
-
-| machine | |
-|---|---|
-{machine_lines}
-
-*gamebridge* is the adapter's median figure, *reference* the floor's; *measured* is the
+    return generated_section(
+        BEGIN,
+        END,
+        date=date,
+        command=command,
+        skip="the full comparison runs for minutes",
+        info=info,
+        legend="""*gamebridge* is the adapter's median figure, *reference* the floor's; *measured* is the
 median over the rounds of adapter / floor, measured back to back in each round (order
 alternating), *min – max* its range. Latency ratios above 1 and throughput ratios below 1
-are what the adapter costs; the targets: p50 within 10% of the floor, steps/s within 10%.
-
-{markdown_table(rows_)}
-
-{verdict}
-
-{note_lines}
-
-{END}"""
+are what the adapter costs; the targets: p50 within 10% of the floor, steps/s within 10%.""",
+        rows=rows_,
+        missed=[f"{r.name} ({r.median:.2f}x)" for r in rows_ if r.status == "MISSED"],
+        notes=notes,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -535,10 +530,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--episodes", type=int, default=Sizes.episodes)
     parser.add_argument("--no-doc", action="store_true", help="print only; do not rewrite the doc")
     args = parser.parse_args(argv)
-    servers = [s.strip() for s in args.servers.split(",") if s.strip()]
-    unknown = sorted(set(servers) - set(SERVERS))
-    if unknown:
-        parser.error(f"unknown servers {unknown}; known: {', '.join(SERVERS)}")
+    from rollouts.evaluation.load import chosen_servers
+
+    servers = chosen_servers(parser, args.servers, SERVERS)
     if min(args.rounds, args.latency_games, args.sessions, args.episodes) < 1:
         parser.error("--rounds, --latency-games, --sessions and --episodes must be >= 1")
     sizes = Sizes(args.rounds, args.latency_games, args.sessions, args.episodes)

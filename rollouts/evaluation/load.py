@@ -42,7 +42,7 @@ import statistics
 import sys
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -69,6 +69,16 @@ DEFAULT_POLICY = "noisy:0.2"
 """Random legal moves, with one malformed or illegal reply in five."""
 IDLE_S_PER_SESSION = 0.25
 """The default idle timeout's share per concurrent session (``idle_timeout_for``)."""
+
+
+def chosen_servers(parser: argparse.ArgumentParser, text: str, known: Sequence[str]) -> list[str]:
+    """The comma-separated ``--servers`` names; one not in ``known`` is a usage error
+    (one line, exit 2: ``parser.error``)."""
+    servers = [s.strip() for s in text.split(",") if s.strip()]
+    unknown = sorted(set(servers) - set(known))
+    if unknown:
+        parser.error(f"unknown servers {unknown}; known: {', '.join(known)}")
+    return servers
 
 
 def idle_timeout_for(sessions: int) -> float:
@@ -528,10 +538,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--json", action="store_true", help="print the reports as JSON too")
     args = parser.parse_args(argv)
-    servers = [s.strip() for s in args.servers.split(",") if s.strip()]
-    unknown = sorted(set(servers) - set(SERVERS))
-    if unknown:
-        parser.error(f"unknown servers {unknown}; known: {', '.join(SERVERS)}")
+    servers = chosen_servers(parser, args.servers, SERVERS)
     if "ors" in servers:
         from rollouts.drivers.ors import ORSDriver
 
