@@ -214,7 +214,7 @@ def resolve(s: RecipeSettings) -> RecipeSettings:
         values["exhaustive"] = "yes" if s.game == "tictactoe" else "no"
     if values["exhaustive"] not in ("yes", "no"):
         raise ValueError(f"exhaustive must be yes, no or auto, not {values['exhaustive']!r}")
-    if values["exhaustive"] == "yes" and (plan.opening_plies or s.game == "wordle"):
+    if values["exhaustive"] == "yes" and (plan.opening_plies or one_player(s.game)):
         raise ValueError("exhaustive teacher games need a two-player game without an opening")
     if values["rl_decisions_per_game"] < 1:
         raise ValueError(
@@ -233,6 +233,19 @@ def resolve(s: RecipeSettings) -> RecipeSettings:
     if values["weak_rl_steps"] < 0:
         values["weak_rl_steps"] = values["rl_steps"]
     return RecipeSettings(**values)
+
+
+def one_player(game: str) -> bool:
+    """A one-player game (Wordle: solved or not, no sides, only wins kept): core's spec."""
+    from core.games import make_game
+
+    return make_game(game).spec.num_players == 1
+
+
+def kept_results(game: str) -> set[str]:
+    """The teacher games SFT keeps (the seed's filter): won or drawn; won (solved) alone
+    in a one-player game."""
+    return {"win"} if one_player(game) else {"win", "draw"}
 
 
 def model_config(s: RecipeSettings) -> dict[str, Any]:
@@ -270,8 +283,8 @@ def eval_sets(s: RecipeSettings) -> dict[str, list[Any]]:
 
     plan = PLANS[s.game]
     seed = 1_000_003 + s.seed
-    if s.game == "wordle":
-        return {"solve": make_tasks(s.eval_games, seed=seed, game="wordle")}
+    if one_player(s.game):
+        return {"solve": make_tasks(s.eval_games, seed=seed, game=s.game)}
     common = {"game": s.game, "opening_plies": plan.opening_plies, "max_random_move_prob": 0.0}
     return {
         "random": make_tasks(s.eval_games, seed=seed, opponent="random", **common),
@@ -654,7 +667,7 @@ def weak_arm(settings: dict[str, Any], tokenizer_dir: str) -> None:
     tokenizer = load_tokenizer(tokenizer_dir)
     sets = eval_sets(s)
     results: dict[str, Any] = {"stages": {}, "logs": {}}
-    keep = {"win"} if s.game == "wordle" else {"win", "draw"}
+    keep = kept_results(s.game)
     games = play_teacher(MinimaxOpponent(plan.opponent_depth), teacher_tasks(s))
     rows = sft_rows(decisions(games, keep), s.unique_repeats, s.seed)
     model = build_model(tokenizer, seed=s.seed, **model_config(s))
@@ -705,7 +718,7 @@ def run_recipe(settings: RecipeSettings) -> dict[str, Any]:
 
     # 1. teacher games and the ceiling
     teacher = make_teacher(s.game)
-    keep = {"win"} if s.game == "wordle" else {"win", "draw"}
+    keep = kept_results(s.game)
     games = play_teacher(teacher, teacher_tasks(s))
     pairs = decisions(games, keep)
     every: list[Any] = []
@@ -912,7 +925,7 @@ def markdown(results: dict[str, Any]) -> str:
             else "no RL stage"
         )
         + f". Held-out games per set: {games}"
-        + (", sides alternating" if s["game"] != "wordle" else "")
+        + ("" if one_player(s["game"]) else ", sides alternating")
         + ", through `core.Episode`.",
         "",
         f"Wall {t['total_wall_seconds']:.0f} s with {s['threads']} torch threads on "
