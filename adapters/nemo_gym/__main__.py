@@ -45,12 +45,12 @@ def main(argv: list[str] | None = None) -> None:
 
     app = build_app(
         args.style,
-        args.game,
-        args.host,
-        args.port,
-        args.session_ttl,
-        args.max_sessions,
-        args.max_body_bytes,
+        game=args.game,
+        host=args.host,
+        port=args.port,
+        session_ttl_seconds=args.session_ttl,
+        max_sessions=args.max_sessions,
+        max_body_bytes=args.max_body_bytes,
     )
     uvicorn.run(
         app, host=args.host, port=args.port, log_level="warning", timeout_graceful_shutdown=1

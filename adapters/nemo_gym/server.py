@@ -308,32 +308,25 @@ async def _arguments(request: Request) -> Any:
 
 
 # rosetta: transport: HTTP (FastAPI + uvicorn), in `.venv-nemo` (Python 3.12)
-def build_app(
-    style: str = "gymnasium",
-    game: str = "tictactoe",
-    host: str = "127.0.0.1",
-    port: int = 0,
-    session_ttl_seconds: float = 1800.0,
-    max_sessions: int = 4096,
-    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
-) -> FastAPI:
+def build_app(style: str = "gymnasium", **settings: Any) -> FastAPI:
     """The FastAPI app of a server of ``style`` (``"gymnasium"`` or ``"tools"``), as
-    ``run_webserver`` builds it but without ``ng_run``'s global config or Ray."""
+    ``run_webserver`` builds it but without ``ng_run``'s global config or Ray.
+    ``settings``: any other ``GameServerConfig`` field (``game``, ``host``, ``port``,
+    ``session_ttl_seconds``, ``max_sessions``, ``max_body_bytes``)."""
     cls = {"gymnasium": GameGymnasiumServer, "tools": GameToolsServer}[style]
-    config = GameServerConfig(
-        host=host,
-        port=port,
-        entrypoint="adapters/nemo_gym/server.py",
-        name=f"gamebridge_{style}",
-        game=game,
-        style=style,
-        session_ttl_seconds=session_ttl_seconds,
-        max_sessions=max_sessions,
-        max_body_bytes=max_body_bytes,
-    )
+    where = {"host": "127.0.0.1", "port": 0, "entrypoint": "adapters/nemo_gym/server.py"}
+    config = GameServerConfig(**{**where, **settings}, name=f"gamebridge_{style}", style=style)
+    return app_without_ng_run(cls, config)
+
+
+def app_without_ng_run(
+    cls: Any, config: Any, global_config: Mapping[str, Any] | None = None
+) -> FastAPI:
+    """The app of NeMo Gym server class ``cls`` as ``run_webserver`` builds it, with
+    ``global_config`` for NeMo Gym's global config (no head server, no Ray)."""
+    head = BaseServerConfig(host=config.host, port=0)
     client = ServerClient(
-        head_server_config=BaseServerConfig(host=host, port=0),
-        global_config_dict=OmegaConf.create({}),
+        head_server_config=head, global_config_dict=OmegaConf.create(dict(global_config or {}))
     )
     server = cls(config=config, server_client=client)
     app = server.setup_webserver()

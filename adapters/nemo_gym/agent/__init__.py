@@ -54,20 +54,13 @@ def build_agent_app(
     os.environ["NEMO_GYM_CONFIG_DICT"] = json.dumps(global_config)
     try:
         from aiohttp import ClientResponseError
-        from nemo_gym.config_types import BaseServerConfig
-        from nemo_gym.server_utils import ServerClient
-        from omegaconf import OmegaConf
         from responses_api_agents.gymnasium_agent.app import GymnasiumAgent, GymnasiumAgentConfig
     except ImportError as e:  # pragma: no cover - exercised only without the extra
         raise ImportError(
             "the NeMo Gym agent needs nemo-gym (Python >= 3.12); install with: "
             "pip install -e '.[nemo]'"
         ) from e
-    client = ServerClient(
-        head_server_config=BaseServerConfig(host=host, port=0),
-        global_config_dict=OmegaConf.create(global_config),
-    )
-    from adapters.nemo_gym.server import MAX_STEPS_KEY
+    from adapters.nemo_gym.server import MAX_STEPS_KEY, app_without_ng_run
 
     class GameGymnasiumAgent(GymnasiumAgent):  # type: ignore[misc, valid-type]
         """NeMo Gym's agent, telling the server its cap (the server cannot see it)."""
@@ -79,11 +72,8 @@ def build_agent_app(
         # FastAPI reads the route's parameters from the signature: keep NeMo Gym's own.
         run.__signature__ = inspect.signature(GymnasiumAgent.run)  # type: ignore[attr-defined]
 
-    server = GameGymnasiumAgent(
-        config=GymnasiumAgentConfig(name="gamebridge_agent", **agent), server_client=client
-    )
-    app = server.setup_webserver()
-    server.setup_liveness(app)
+    config = GymnasiumAgentConfig(name="gamebridge_agent", **agent)
+    app = app_without_ng_run(GameGymnasiumAgent, config, global_config)
     app.add_exception_handler(ClientResponseError, _upstream_error)
     return app
 
