@@ -4,23 +4,15 @@ Importing openenv takes 5-15 s, so the names below load on first use;
 ``python -m adapters.openenv --game othello --port N`` serves every game.
 """
 
-from __future__ import annotations
+from adapters._lazy import lazy_names
 
-from typing import Any
-
-__all__ = [
-    "GameAction",
-    "GameEnvClient",
-    "GameEnvironment",
-    "GameObservation",
-    "GameState",
-    "create_game_app",
-]
-
-
-def __getattr__(name: str) -> Any:
-    if name not in __all__:
-        raise AttributeError(f"module 'adapters.openenv' has no attribute {name!r}")
-    from adapters.openenv import env
-
-    return getattr(env, name)
+_MODULES = {
+    "GameAction": "models",
+    "GameObservation": "models",
+    "GameState": "models",
+    "GameEnvClient": "client",
+    "GameEnvironment": "env",
+    "create_game_app": "env",
+}
+__all__ = sorted(_MODULES)
+__getattr__ = lazy_names(__name__, _MODULES)

@@ -25,7 +25,6 @@ except ImportError as e:  # pragma: no cover - exercised only without the extra
 
 from adapters._asgi import refusal
 from adapters._sessions import SessionStore
-from adapters.openenv.client import GameEnvClient
 from adapters.openenv.limits import DEFAULT_MAX_BODY_BYTES, BodyLimitMiddleware
 from adapters.openenv.models import GameAction, GameObservation, GameState
 from core import Episode, EpisodeNotStartedError, make_game
@@ -267,13 +266,3 @@ def create_game_app(
     app.add_api_route("/sessions", sessions, methods=["GET"])
 
     return app
-
-
-__all__ = [
-    "GameAction",
-    "GameEnvClient",
-    "GameEnvironment",
-    "GameObservation",
-    "GameState",
-    "create_game_app",
-]

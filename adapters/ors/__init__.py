@@ -4,31 +4,17 @@
 ``python -m adapters.ors --port N`` serves every game as the ``gamebridge`` environment.
 """
 
-from __future__ import annotations
+from adapters._lazy import lazy_names
 
-from typing import Any
-
-_NAMES = {
+_MODULES = {
     "ENV_NAME": "env",
     "GameBridge": "env",
     "MoveArguments": "env",
     "environment_class": "env",
     "split_names": "env",
     "create_app": "server",
-    "openreward_spec": "client",
+    "openreward_spec": "client",  # client imports no openreward: it sets environment variables
     "use_local_server": "client",
 }
-__all__ = sorted(_NAMES)
-
-
-def __getattr__(name: str) -> Any:
-    module = _NAMES.get(name)
-    if module is None:
-        raise AttributeError(f"module 'adapters.ors' has no attribute {name!r}")
-    if module == "client":  # no openreward import: it only sets environment variables
-        from adapters.ors import client
-
-        return getattr(client, name)
-    from adapters.ors import env, server
-
-    return getattr(env if module == "env" else server, name)
+__all__ = sorted(_MODULES)
+__getattr__ = lazy_names(__name__, _MODULES)

@@ -15,46 +15,8 @@
 This package imports neither torch nor TRL at import time. See docs/trl.md.
 """
 
-from adapters.trl.environment import (
-    ENVIRONMENT_COLUMN,
-    TASK_KEY,
-    EnvironmentNotResetError,
-    GameEnvironment,
-    dataset_rows,
-    environment_class,
-    environment_factories,
-    make_dataset,
-    prompt_messages,
-    task_of,
-)
-from adapters.trl.rewards import (
-    COMPONENTS,
-    component_key,
-    reward_format,
-    reward_functions,
-    reward_invalid,
-    reward_margin,
-    reward_weights,
-    reward_win,
-)
+from adapters.trl import environment, rewards
+from adapters.trl.environment import *  # noqa: F403 - the names of environment.__all__
+from adapters.trl.rewards import *  # noqa: F403 - the names of rewards.__all__
 
-__all__ = [
-    "COMPONENTS",
-    "ENVIRONMENT_COLUMN",
-    "TASK_KEY",
-    "EnvironmentNotResetError",
-    "GameEnvironment",
-    "component_key",
-    "dataset_rows",
-    "environment_class",
-    "environment_factories",
-    "make_dataset",
-    "prompt_messages",
-    "reward_format",
-    "reward_functions",
-    "reward_invalid",
-    "reward_margin",
-    "reward_weights",
-    "reward_win",
-    "task_of",
-]
+__all__ = [*environment.__all__, *rewards.__all__]

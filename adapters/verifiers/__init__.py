@@ -1,23 +1,4 @@
 """The Verifiers (v1) adapter; see adapters/verifiers/taskset.py and docs/verifiers.md."""
 
-from adapters.verifiers.taskset import (
-    TASKSET_ID,
-    ChatHarness,
-    GameData,
-    GameEnv,
-    GameEnvConfig,
-    GameTask,
-    GameTaskset,
-    GameTasksetConfig,
-)
-
-__all__ = [
-    "TASKSET_ID",
-    "ChatHarness",
-    "GameData",
-    "GameEnv",
-    "GameEnvConfig",
-    "GameTask",
-    "GameTaskset",
-    "GameTasksetConfig",
-]
+from adapters.verifiers.taskset import *  # noqa: F403 - the names of taskset.__all__
+from adapters.verifiers.taskset import __all__ as __all__
