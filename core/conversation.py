@@ -170,16 +170,15 @@ def answer_tool_calls(
 ) -> list[dict[str, Any]]:
     """Play one reply's tool calls on ``episode``, in order, each ``(id, arguments)`` with
     the arguments as the model wrote them (core judges them: ``decode_tool_arguments``,
-    then ``Episode.step_tool``); the tool messages answering them. A reply without a call
+    then ``Episode.answer_tool``); the tool messages answering them. A reply without a call
     stopped playing: core settles the game. A call after the game ended is not played:
     it is answered with the final observation."""
     if not calls:
         episode.settle()
     answers = []
     for ident, arguments in calls:
-        if not episode.done:
-            episode.step_tool(decode_tool_arguments(arguments))
-        answers.append(observation(episode.observation, tool_call_id=ident))
+        answer = episode.answer_tool(decode_tool_arguments(arguments))
+        answers.append(observation(answer, tool_call_id=ident))
     return answers
 
 

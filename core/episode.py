@@ -215,6 +215,14 @@ class Episode:
         """``step_tool({"move": move})``: a tool call's ``move`` argument alone."""
         return self.step_tool({"move": move})
 
+    def answer_tool(self, arguments: Any) -> str:
+        """The answer to one ``make_move`` call with these raw arguments: played
+        (:meth:`step_tool`) while the game goes on, the next observation; a call after
+        the game ended is not played and is answered with the final observation."""
+        if not self.done:
+            self.step_tool(arguments)
+        return self.observation
+
     def settle(self) -> StepResult:
         """End an unfinished game now, because the framework or the model
         stopped (a model that stops calling tools, an agent's step limit).
@@ -441,6 +449,14 @@ class Episode:
         random opponent or none (a one-player game): a step costs microseconds, less
         than a hop to a worker thread."""
         return self.opponent is not None and self.opponent.searches
+
+    @property
+    def listed_moves(self) -> list[str] | None:
+        """The legal moves an observation lists now, in the game's notation: ``None``
+        once the game is over, and for a game whose observations list none (Wordle)."""
+        if self.done or not self.game.spec.list_legal_moves:
+            return None
+        return list(self.game.legal_moves_text(self.state))
 
     @property
     def replies(self) -> list[str]:

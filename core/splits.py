@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from core.games import list_games
 from core.tasks import TaskError, make_tasks
 
 SPLIT_SEEDS = {"train": 0, "test": 1}
@@ -25,6 +26,18 @@ def split_names(games: Iterable[str]) -> list[str]:
     for game in games:
         names += [f"{game}-{kind}" for kind in SPLIT_SEEDS]
     return names
+
+
+def split_games(games: Iterable[str] | None, tasks_per_game: int) -> tuple[str, ...]:
+    """The games of a task set served by split (``None``: every core game), checked:
+    ``ValueError`` for a game ``list_games()`` lacks, no game at all, or fewer than
+    one task per game."""
+    chosen = tuple(games) if games is not None else tuple(list_games())
+    if not chosen or set(chosen) - set(list_games()):
+        raise ValueError(f"games must be some of {list_games()}, got {list(chosen)}")
+    if tasks_per_game < 1:
+        raise ValueError(f"tasks_per_game must be >= 1, got {tasks_per_game}")
+    return chosen
 
 
 def split_rows(
@@ -44,4 +57,4 @@ def split_rows(
     ]
 
 
-__all__ = ["SPLIT_SEEDS", "split_names", "split_rows"]
+__all__ = ["SPLIT_SEEDS", "split_games", "split_names", "split_rows"]

@@ -34,9 +34,9 @@ from core.prompts import TOOL_NAME, tool_schema
 from core.tasks import TaskError
 
 DEFAULT_SESSION_TIMEOUT_S = 1800.0
+"""Idle seconds before the server closes a WebSocket session's game (OpenEnv's default: never)."""
 ENV_NAME = "gamebridge"
 """The environment's name (``openenv.yaml``, the web interface's title)."""
-"""Idle seconds before the server closes a WebSocket session's game (OpenEnv's default: never)."""
 
 
 class SessionClosedError(EpisodeError):
@@ -109,9 +109,7 @@ class GameEnvironment(Environment[GameAction, GameObservation, GameState]):
                 "no game in this session: start one with reset (OpenEnv's /ws session), "
                 "then play it with make_move over MCP"
             )
-        if self.episode.done:
-            return self.episode.observation
-        return self.episode.step_move(move).observation
+        return self.episode.answer_tool({"move": move})  # after the end: the final observation
 
     # rosetta: packaging: `GET /metadata` (`get_metadata()`: the game's name, rules, module doc); `openenv.yaml` + `server/Dockerfile` at the repo root (`server.app:app`)
     def get_metadata(self) -> EnvironmentMetadata:
@@ -199,14 +197,9 @@ class GameEnvironment(Environment[GameAction, GameObservation, GameState]):
         info: dict[str, Any],
         reward: float = 0.0,
     ) -> GameObservation:
-        legal = (
-            None
-            if ep.done or not ep.game.spec.list_legal_moves
-            else list(ep.game.legal_moves_text(ep.state))
-        )
         return GameObservation(
             text=text,
-            legal_moves=legal,
+            legal_moves=ep.listed_moves,
             info=info,
             done=ep.done,
             reward=reward,

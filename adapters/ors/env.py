@@ -42,7 +42,7 @@ except ImportError as e:  # pragma: no cover - exercised only without the extra
 
 from core import Episode, Task, list_games
 from core.episode import StepResult
-from core.splits import split_names, split_rows
+from core.splits import split_games, split_names, split_rows
 
 ENV_NAME = "gamebridge"
 """The name the server serves the environment under (its class name, lowercased)."""
@@ -190,14 +190,8 @@ def environment_class(
 ) -> type[GameBridge]:
     """A ``GameBridge`` serving ``games`` (default: every core game), with
     ``tasks_per_game`` tasks per game and split, from ``make_tasks(seed=...)``."""
-    chosen = tuple(games) if games is not None else tuple(list_games())
-    unknown = sorted(set(chosen) - set(list_games()))
-    if unknown or not chosen:
-        raise ValueError(f"games must be some of {list_games()}, got {list(chosen)}")
-    if tasks_per_game < 1:
-        raise ValueError(f"tasks_per_game must be >= 1, got {tasks_per_game}")
     namespace = {
-        "games": chosen,
+        "games": split_games(games, tasks_per_game),  # checked by core
         "tasks_per_game": tasks_per_game,
         "seed": seed,
         "num_groups": num_groups,

@@ -83,11 +83,9 @@ class GameEnvironment:
     # rosetta: tools: factory: `make_move` is the tool (its docstring renders to core's schema); TRL runs the tool loop
     def make_move(self, **arguments):  # type: ignore[no-untyped-def]  # no return hint: core's schema has none
         # The signature and docstring the model sees are set below (_as_tool, core.prompts).
-        # The arguments go to core as TRL decoded them: core judges their shape.
-        episode = self._require()
-        if episode.done:
-            return episode.observation
-        return episode.step_tool(arguments).observation
+        # The arguments go to core as TRL decoded them: core judges their shape (a call
+        # after the game ended is answered with the final observation, not played).
+        return self._require().answer_tool(arguments)
 
     make_move = _as_tool(make_move, make_game(Task().game).spec.move_examples)
 

@@ -6,6 +6,7 @@ runs ``uv sync`` and needs the network). Every game is served; the row names it.
 from __future__ import annotations
 
 import functools
+import inspect
 import os
 import ssl
 from collections.abc import Iterator
@@ -96,23 +97,17 @@ class GameTaskset(vf.Taskset[GameTask, GameTasksetConfig]):
     def load(self) -> Iterator[GameTask]:
         c = self.config
         fields = {**c.task_fields, **({} if c.depth is None else {"depth": c.depth})}
+        # The config's fields named like make_tasks' arguments (n, seed, game, ...) are them.
+        named = set(inspect.signature(make_tasks).parameters) & set(type(c).model_fields)
         tasks = (
             [Task.from_dict(r) for r in c.rows]
             if c.rows is not None
-            else make_tasks(
-                c.n,
-                seed=c.seed,
-                game=c.game,
-                min_random_move_prob=c.min_random_move_prob,
-                max_random_move_prob=c.max_random_move_prob,
-                num_groups=c.num_groups,
-                **fields,
-            )
+            else make_tasks(**c.model_dump(include=named), **fields)
         )
         for task in tasks:
             task, task_config = _weighted(task, c.task)
             episode = Episode(task)
-            # rosetta: tools: `--env.taskset.tools true`: core's tool prompt, `make_move` offered, each call played with `step_move`
+            # rosetta: tools: `--env.taskset.tools true`: core's tool prompt, `make_move` offered, each call played by core (`conversation.answer_tool_calls`)
             data = GameData(
                 id=task.task_id,
                 name=task.task_id,

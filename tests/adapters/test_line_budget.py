@@ -51,30 +51,33 @@ BUDGET: dict[str, int] = {
     # each with its pydantic request/response models), reading the agent's max_steps from
     # NeMo Gym's global config, the app built without ng_run, and the agent (NeMo Gym's own
     # GymnasiumAgent, served without ng_run, plus its upstream-error handler)
-    "openenv": 298,  # 311 before s6 (the package's lazy names through the shared
+    "openenv": 291,  # 311 before s6 (the package's lazy names through the shared
     # adapters._lazy, each read from the module that defines it, so env.py no longer
-    # repeats the list in an __all__); 439 before; 423 before s4, whose WebSocket lifecycle went to
+    # repeats the list in an __all__; core's Episode.answer_tool and listed_moves took
+    # the tool call after the end and the legal-move list); 439 before; 423 before s4, whose WebSocket lifecycle went to
     # adapters/_websocket.py; 306 before s5: -5 for adapters._asgi.refusal, +10 for
     # step_async (a step that searches nothing runs on the event loop, not through OpenEnv's
     # thread hop: p50 1.30x -> 1.05x its floor, issue 18) and the MCP server built on first
     # use: OpenEnv's typed Action/Observation/State, its Environment with the FastMCP
     # make_move tool (built once per game: #15) and /metadata, the EnvClient with MCP calls,
     # create_app with the session cap and its error handlers
-    "ors": 299,  # 308 before s6 (its lazy names through the shared adapters._lazy);
+    "ors": 293,  # 308 before s6 (its lazy names through the shared adapters._lazy;
+    # core.splits.split_games took the check of a task set's games and size);
     # 389 before; 354 before s4; 330 before s5, whose moves took TRL's
     # bridge reward (settled_reward, now rollouts/training/ors.py) and the exception
     # handler (adapters._asgi.refusal): openreward's Environment (splits, tasks, prompt,
     # tools, @terminal), the /create checks (X-Secrets, toolsets) and the idle reaper over
     # openreward's private session table, the SSE re-cut around its stream
-    "trl": 188,  # 226 before s6 (the package re-exports its modules' __all__ instead of
-    # listing every name twice more); 497 before s5, whose move put the rollout function (TextRollout: the
+    "trl": 185,  # 226 before s6 (the package re-exports its modules' __all__ instead of
+    # listing every name twice more; core's Episode.answer_tool took the call after the end); 497 before s5, whose move put the rollout function (TextRollout: the
     # trainer's generation, token bookkeeping and GRPO samples) in rollouts/training and its
     # sampling and stat columns in core: TRL's environment (the make_move tool dressed for
     # transformers' get_json_schema, one class per game), the datasets of both hooks and of
     # multi-environment mode, the reward columns, weights and per-batch game metrics, and
     # the package's re-exports
-    "verifiers": 193,  # 211 before s6 (the package re-exports taskset.__all__ as the
-    # vf-eval shim does, instead of listing it twice more); 221 before s5 (core.conversation.answer_tool_calls took the
+    "verifiers": 187,  # 211 before s6 (the package re-exports taskset.__all__ as the
+    # vf-eval shim does, instead of listing it twice more; the config's fields named like
+    # make_tasks' arguments are passed by name); 221 before s5 (core.conversation.answer_tool_calls took the
     # tool-call play): Verifiers' v1 surface: taskset config, data, task (a reward and a
     # metric per core component), taskset, the Env's run loop, and the in-process chat
     # harness vf-eval finds by the taskset id (its built-in ones need the network)

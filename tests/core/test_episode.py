@@ -333,3 +333,25 @@ def test_searches_says_whether_the_opponent_looks_anything_up() -> None:
     assert not Episode(Task(game="tictactoe"), opponent=MoveListOpponent(["4"])).searches
     assert Episode(Task(game="tictactoe", opponent="minimax", random_move_prob=0.5)).searches
     assert not Episode(Task(game="wordle")).searches  # one player: no opponent at all
+
+
+def test_answer_tool_plays_a_call_and_answers_one_after_the_end_unplayed() -> None:
+    episode = Episode(Task(game="tictactoe", seed=1))
+    episode.reset()
+    assert episode.answer_tool({"move": "4"}) == episode.observation
+    assert len(episode.events) == 1 and not episode.events[0].error
+    episode.settle()
+    final = episode.observation
+    assert episode.answer_tool({"move": "0"}) == final and len(episode.events) == 1
+
+
+def test_listed_moves_are_the_observations_list() -> None:
+    episode = Episode(Task(game="tictactoe", seed=1, model_player=0))
+    episode.reset()
+    assert episode.listed_moves == [str(i) for i in range(9)]
+    assert "Legal moves: " + ", ".join(episode.listed_moves) in episode.observation
+    episode.settle()
+    assert episode.listed_moves is None  # over
+    wordle = Episode(Task(game="wordle"))
+    wordle.reset()
+    assert wordle.listed_moves is None and "Legal moves" not in wordle.observation
