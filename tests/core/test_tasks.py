@@ -98,3 +98,14 @@ def test_rows_form_a_columnar_table() -> None:
 def test_make_tasks_rejects_bad_arguments(kwargs: dict[str, object], match: str) -> None:
     with pytest.raises(TaskError, match=match):
         make_tasks(**kwargs)  # type: ignore[arg-type]
+
+
+def test_split_games_are_core_games_with_at_least_one_task_each() -> None:
+    from core.games import list_games
+    from core.splits import split_games
+
+    assert split_games(None, 1) == tuple(list_games())
+    assert split_games(["nim", "tictactoe"], 3) == ("nim", "tictactoe")
+    for games, per_game in ((["chess"], 1), ([], 1), (["nim"], 0)):
+        with pytest.raises(ValueError):
+            split_games(games, per_game)
