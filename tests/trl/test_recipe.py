@@ -17,12 +17,14 @@ from rollouts.training.recipe import (
     decisions,
     eval_sets,
     exhaustive_teacher_games,
+    hard_phase,
     marker,
     model_config,
     parse_stages,
     play_teacher,
     resolve,
     sft_rows,
+    teacher_replies,
     teacher_tasks,
     wilson,
     write_docs,
@@ -106,6 +108,44 @@ def test_exhaustive_games_answer_every_opponent_reply() -> None:
     assert {o for o, _ in sampled} <= {o for o, _ in every}  # the sampled games are covered
     rows = sft_rows(sampled, 2, 0, coverage=every)
     assert len(rows) == 2 * len(set(every) | set(sampled)) + len(sampled)
+
+
+def test_teacher_replies_are_read_as_core_reads_a_reply() -> None:
+    pairs = [
+        ("board a", "<move>4</move>"),
+        ("board a", "<move> 0 </move>"),
+        ("board b", "<move>8</move>"),
+    ]
+    assert teacher_replies(pairs) == {"board a": {"4", "0"}, "board b": {"8"}}
+
+
+@pytest.mark.timeout(600)
+def test_hard_phase_finds_the_students_errors_and_trains_on_them(tmp_path: Path) -> None:
+    """An untrained model gets every board wrong (its replies are not moves): the
+    phase adds each wrong decision ``hard_repeats`` times and trains on the mix."""
+    from core.teacher import make_teacher
+    from rollouts.training.recipe import Clock, kept_results
+    from rollouts.training.tiny import PLAIN_CHAT_TEMPLATE, build_model, build_tokenizer
+
+    s = resolve(
+        RecipeSettings(
+            teacher_games=6, quick=True, hard_steps=2, sft_batch_size=4, output_dir=str(tmp_path)
+        )
+    )
+    games = play_teacher(make_teacher("tictactoe"), teacher_tasks(s))
+    pairs = decisions(games, kept_results(s.game))
+    rows = sft_rows(pairs, 1, 0)
+    tokenizer = build_tokenizer(rows, 256, PLAIN_CHAT_TEMPLATE)
+    model = build_model(
+        tokenizer, seed=0, hidden_size=32, intermediate_size=64, num_hidden_layers=1
+    )
+    results: dict = {"logs": {}}
+    hard_phase(s, model, tokenizer, rows, pairs, results, Clock())
+    hard = results["hard"]
+    boards = len({o for o, _ in pairs})
+    assert hard["boards"] == boards and hard["wrong_before"] == boards
+    assert hard["rows_added"] == s.hard_repeats * len(set(pairs))
+    assert hard["steps"] == 2 and "sft-hard" in results["logs"]
 
 
 def test_held_out_sets_differ_from_training_and_alternate_sides() -> None:
