@@ -333,3 +333,29 @@ def test_searches_says_whether_the_opponent_looks_anything_up() -> None:
     assert not Episode(Task(game="tictactoe"), opponent=MoveListOpponent(["4"])).searches
     assert Episode(Task(game="tictactoe", opponent="minimax", random_move_prob=0.5)).searches
     assert not Episode(Task(game="wordle")).searches  # one player: no opponent at all
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_a_step_renders_its_position_once(game: str) -> None:
+    # the event's board and the observation share one rendering (half a step's cost)
+    episode = Episode(Task(game=game, seed=5))
+    render = episode.game.render
+    calls: list[object] = []
+
+    def counted(state: object) -> str:
+        calls.append(state)
+        return render(state)
+
+    episode.game.render = counted  # type: ignore[method-assign]
+    episode.reset()
+    assert len(calls) == 1  # the model moves first: the initial board is the observation's
+    turn = 0
+    while not episode.done:
+        calls.clear()
+        turn += 1
+        reply = "no move here" if turn == 2 else episode.sample_reply()
+        result = episode.step(reply)
+        assert len(calls) == 1, (turn, reply)
+        assert episode.events[-1].board in result.observation
+        assert episode.events[-1].board == render(episode.state)
+    assert turn > 2
