@@ -9,8 +9,9 @@ policy, random opponent) twice per run, the two alternating:
   timed on its own: **parse** (``parse_reply`` and ``game.parse_move``),
   **apply** (``move_to_text``, ``game.apply``, ``game.is_terminal``),
   **opponent** (``Episode._opponent_turns``: the opponent's choice, its text
-  and its move), **render** (the observation, ``prompts.turn_observation`` or
-  ``final_observation``, and the board the event records, ``game.render``).
+  and its move), **render** (the board the event records, ``game.render``,
+  and the observation around that same text, ``prompts.turn_observation`` or
+  ``final_observation``).
   **record** is the rest: the whole step minus those four (the event and info
   dicts, the ``StepResult``, the outcome and the rubric's score at the end).
 
@@ -92,13 +93,15 @@ def _phased(game: Game, timer: float) -> list[float]:
         t2 = clock()
         replies = [] if over else episode._opponent_turns()
         t3 = clock()
-        rules.render(episode.state)
+        board = rules.render(episode.state)
         if rules.is_terminal(episode.state):
             result = rules.outcome(episode.state)
             winner = "draw" if result is None else result.result_for(model)
-            prompts.final_observation(rules, episode.state, winner, "game_over", replies)
+            prompts.final_observation(
+                rules, episode.state, winner, "game_over", replies, board=board
+            )
         else:
-            prompts.turn_observation(rules, episode.state, replies)
+            prompts.turn_observation(rules, episode.state, replies, board=board)
         t4 = clock()
         parse += t1 - t0
         apply += t2 - t1

@@ -167,7 +167,12 @@ class Episode:
         self.state = state
         self.initial_board = game.render(state)
         self.opponent_first = self._opponent_turns()
-        self.observation = prompts.turn_observation(game, self.state, self.opponent_first)
+        self.observation = prompts.turn_observation(
+            game,
+            self.state,
+            self.opponent_first,
+            board=None if self.opponent_first else self.initial_board,
+        )
         self._sample_rng = derive_rng(task.seed, "sample_reply", task.game)
         return self.observation
 
@@ -314,7 +319,7 @@ class Episode:
             return self._finish(
                 event, EpisodeTermination.TURN_CAP, Result(self.task.turn_cap_result), replies
             )
-        self.observation = prompts.turn_observation(game, self.state, replies)
+        self.observation = prompts.turn_observation(game, self.state, replies, board=event.board)
         return StepResult(self.observation, False, 0.0, self._info(event))
 
     def _reject(
@@ -330,7 +335,7 @@ class Episode:
                 event, EpisodeTermination.TURN_CAP, Result(self.task.turn_cap_result), []
             )
         self.observation = prompts.rejection_observation(
-            self.game, self.state, error, message, left
+            self.game, self.state, error, message, left, board=event.board
         )
         return StepResult(self.observation, False, 0.0, self._info(event))
 
@@ -368,7 +373,7 @@ class Episode:
             error=error,
             message=message,
             opponent_moves=tuple(opponent_moves),
-            board=self.game.render(self.state),
+            board=self.game.render(self.state),  # the observation shows it too
             invalid_moves=self.invalid_moves,
             observation=self.observation,  # not yet replaced: the one this reply answers
         )
@@ -387,7 +392,7 @@ class Episode:
         self.result = result
         self._breakdown = self.rubric.score(self.ending())
         self.observation = prompts.final_observation(
-            self.game, self.state, result, termination, opponent_moves
+            self.game, self.state, result, termination, opponent_moves, board=event.board
         )
         return StepResult(self.observation, True, self._breakdown.total, self._info(event))
 

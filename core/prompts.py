@@ -73,27 +73,38 @@ def tool_schema(game: Game[Any, Any]) -> dict[str, Any]:
     }
 
 
-def _position(game: Game[Any, Any], state: Any) -> list[str]:
-    lines = [game.render(state)]
+def _position(game: Game[Any, Any], state: Any, board: str | None) -> list[str]:
+    lines = [game.render(state) if board is None else board]
     if game.spec.list_legal_moves:
         lines.append("Legal moves: " + ", ".join(game.legal_moves_text(state)))
     return lines
 
 
-def turn_observation(game: Game[Any, Any], state: Any, opponent_moves: list[str]) -> str:
-    """The observation before a model turn: the opponent's reply, the board."""
+def turn_observation(
+    game: Game[Any, Any], state: Any, opponent_moves: list[str], *, board: str | None = None
+) -> str:
+    """The observation before a model turn: the opponent's reply, the board.
+    ``board``, when given, is ``game.render(state)`` already made (the
+    episode's step renders a position once, for its event and this)."""
     lines = []
     if opponent_moves:
         lines.append("Opponent played: " + ", ".join(opponent_moves) + ".")
-    lines += _position(game, state)
+    lines += _position(game, state, board)
     lines.append("Your move.")
     return "\n".join(lines)
 
 
 def rejection_observation(
-    game: Game[Any, Any], state: Any, error: str, message: str, invalid_left: int
+    game: Game[Any, Any],
+    state: Any,
+    error: str,
+    message: str,
+    invalid_left: int,
+    *,
+    board: str | None = None,
 ) -> str:
-    """The observation after a rejected reply; the position is unchanged."""
+    """The observation after a rejected reply; the position is unchanged.
+    ``board``: as for :func:`turn_observation`."""
     kind = {
         "format": "badly formatted",
         "invalid_move": "not a move",
@@ -104,15 +115,22 @@ def rejection_observation(
         f"Your reply was rejected ({kind}): {first}",
         f"Invalid replies left before you forfeit: {invalid_left}.",
     ]
-    lines += _position(game, state)
+    lines += _position(game, state, board)
     lines.append("Try again.")
     return "\n".join(lines)
 
 
 def final_observation(
-    game: Game[Any, Any], state: Any, result: str, termination: str, opponent_moves: list[str]
+    game: Game[Any, Any],
+    state: Any,
+    result: str,
+    termination: str,
+    opponent_moves: list[str],
+    *,
+    board: str | None = None,
 ) -> str:
-    """The last observation: how the game ended."""
+    """The last observation: how the game ended. ``board``: as for
+    :func:`turn_observation`."""
     lines = []
     if opponent_moves:
         lines.append("Opponent played: " + ", ".join(opponent_moves) + ".")
@@ -125,5 +143,5 @@ def final_observation(
     lines.append(
         f"Game over: you {'drew' if result == 'draw' else ('won' if result == 'win' else 'lost')}.{reason}"
     )
-    lines.append(game.render(state))
+    lines.append(game.render(state) if board is None else board)
     return "\n".join(lines)

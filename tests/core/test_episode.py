@@ -355,3 +355,29 @@ def test_listed_moves_are_the_observations_list() -> None:
     wordle = Episode(Task(game="wordle"))
     wordle.reset()
     assert wordle.listed_moves is None and "Legal moves" not in wordle.observation
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_a_step_renders_its_position_once(game: str) -> None:
+    # the event's board and the observation share one rendering (half a step's cost)
+    episode = Episode(Task(game=game, seed=5))
+    render = episode.game.render
+    calls: list[object] = []
+
+    def counted(state: object) -> str:
+        calls.append(state)
+        return render(state)
+
+    episode.game.render = counted  # type: ignore[method-assign]
+    episode.reset()
+    assert len(calls) == 1  # the model moves first: the initial board is the observation's
+    turn = 0
+    while not episode.done:
+        calls.clear()
+        turn += 1
+        reply = "no move here" if turn == 2 else episode.sample_reply()
+        result = episode.step(reply)
+        assert len(calls) == 1, (turn, reply)
+        assert episode.events[-1].board in result.observation
+        assert episode.events[-1].board == render(episode.state)
+    assert turn > 2
