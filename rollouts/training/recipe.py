@@ -86,10 +86,12 @@ class GamePlan:
     weak_start: bool
     hard_steps: int = 0
     """Steps of the hard-example SFT phase (0: none)."""
+    exact: bool = False
+    """Small enough to evaluate exactly: every move the opponent may play enumerated."""
 
 
 PLANS: dict[str, GamePlan] = {
-    "tictactoe": GamePlan(9, "optimal (minimax:9)", 0, 8, 3000, 1600, 10, True, 400),
+    "tictactoe": GamePlan(9, "optimal (minimax:9)", 0, 8, 3000, 1600, 10, True, 400, True),
     "connect_four": GamePlan(2, "minimax:2", 2, 8, 600, 600, 20, False),
     "wordle": GamePlan(2, "-", 0, 12, 600, 600, 0, False),
 }
@@ -439,33 +441,27 @@ def teacher_replies(pairs: Sequence[tuple[str, str]]) -> dict[str, set[str]]:
     return out
 
 
-def student_errors(
+def greedy_replies(
     model: Any,
     tokenizer: Any,
-    support: dict[str, set[str]],
+    observations: Sequence[str],
     max_new_tokens: int,
     batch_size: int = 256,
-) -> set[str]:
-    """The observations of ``support`` where the model's greedy reply is not one of
-    the teacher's moves there (a malformed reply counts as wrong), read the way
-    ``core.Episode`` reads a reply (``core.parsing.parse_reply``), with the prompt
-    evaluation and training use."""
+) -> list[str]:
+    """The model's greedy reply to each observation as the only user turn (the
+    prompt evaluation and training use)."""
     import torch
 
-    from core.parsing import FormatError, parse_reply
-
-    observations = list(support)
-    wrong: set[str] = set()
+    replies: list[str] = []
     was_training = model.training
     model.eval()
     try:
         for start in range(0, len(observations), batch_size):
-            chunk = observations[start : start + batch_size]
             prompts = [
                 tokenizer.apply_chat_template(
                     [{"role": "user", "content": o}], add_generation_prompt=True, tokenize=False
                 )
-                for o in chunk
+                for o in observations[start : start + batch_size]
             ]
             batch = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
             with torch.no_grad():
@@ -476,19 +472,122 @@ def student_errors(
                     eos_token_id=tokenizer.eos_token_id,
                     pad_token_id=tokenizer.pad_token_id,
                 )
-            replies = tokenizer.batch_decode(
+            replies += tokenizer.batch_decode(
                 out[:, batch["input_ids"].shape[1] :], skip_special_tokens=True
             )
-            for observation, reply in zip(chunk, replies, strict=True):
-                try:
-                    move = parse_reply(reply).move
-                except FormatError:
-                    move = None
-                if move not in support[observation]:
-                    wrong.add(observation)
     finally:
         model.train(was_training)
+    return replies
+
+
+def student_errors(
+    model: Any, tokenizer: Any, support: dict[str, set[str]], max_new_tokens: int
+) -> set[str]:
+    """The observations of ``support`` where the model's greedy reply is not one of
+    the teacher's moves there (a malformed reply counts as wrong), read the way
+    ``core.Episode`` reads a reply (``core.parsing.parse_reply``)."""
+    from core.parsing import FormatError, parse_reply
+
+    observations = list(support)
+    wrong: set[str] = set()
+    for observation, reply in zip(
+        observations, greedy_replies(model, tokenizer, observations, max_new_tokens), strict=True
+    ):
+        try:
+            move: str | None = parse_reply(reply).move
+        except FormatError:
+            move = None
+        if move not in support[observation]:
+            wrong.add(observation)
     return wrong
+
+
+def exact_outcomes(task: Any, reply_to: Any, opponent_moves: Any) -> dict[str, float]:
+    """The expected W/D/L of a deterministic player on ``task``: ``reply_to(observation)``
+    gives its reply, ``opponent_moves(game, state)`` every move the opponent may play
+    there, each equally likely, and every branch is played through ``core.Episode``
+    (a ``MoveListOpponent`` replaying one branch), which judges the replies and the
+    ending. No sampling: the figure a held-out sample of games estimates."""
+    from core.episode import Episode
+    from core.opponents import MoveListOpponent, NoMoveLeftError
+
+    totals = {"win": 0.0, "draw": 0.0, "loss": 0.0}
+    stack: list[tuple[list[str], list[str], float]] = [([], [], 1.0)]
+    while stack:
+        theirs, mine, p = stack.pop()
+        ep = Episode(task, opponent=MoveListOpponent(theirs))
+        try:
+            ep.reset()
+            for reply in mine:
+                ep.step(reply)
+        except NoMoveLeftError as e:  # the opponent's turn: every move it may play
+            moves = list(opponent_moves(ep.game, e.state))
+            for m in moves:
+                stack.append((theirs + [ep.game.move_to_text(e.state, m)], mine, p / len(moves)))
+            continue
+        if ep.done:
+            totals[ep.result if ep.result in totals else "loss"] += p
+            continue
+        stack.append((theirs, mine + [reply_to(ep.observation)], p))
+    return totals
+
+
+def exact_evaluation(s: RecipeSettings, reply_to: Any) -> dict[str, dict[str, float]]:
+    """:func:`exact_outcomes` against the random opponent (its legal moves) and the
+    optimal one (minimax's tied best moves, as it breaks ties uniformly), both sides
+    averaged, as the held-out sets alternate them: win and non-loss rates."""
+    from core.opponents import MinimaxOpponent
+    from core.tasks import make_tasks
+
+    plan = PLANS[s.game]
+    minimax = MinimaxOpponent(plan.opponent_depth)
+    choices = {
+        "random": lambda game, state: game.legal_moves(state),
+        "optimal": lambda game, state: minimax.search(game, state).best_moves,
+    }
+    out = {}
+    for name, moves in choices.items():
+        sides = [  # the model's side 0 and 1
+            exact_outcomes(task, reply_to, moves)
+            for task in make_tasks(
+                2, seed=1, game=s.game, opening_plies=0, max_random_move_prob=0.0
+            )
+        ]
+        win = sum(o["win"] for o in sides) / 2
+        out[name] = {
+            "win_rate": round(win, 4),
+            "non_loss_rate": round(win + sum(o["draw"] for o in sides) / 2, 4),
+        }
+    return out
+
+
+def model_reply_to(model: Any, tokenizer: Any, max_new_tokens: int) -> Any:
+    """The model's greedy reply to an observation, each asked once."""
+    cache: dict[str, str] = {}
+
+    def reply_to(observation: str) -> str:
+        if observation not in cache:
+            (cache[observation],) = greedy_replies(model, tokenizer, [observation], max_new_tokens)
+        return cache[observation]
+
+    return reply_to
+
+
+def teacher_reply_to(teacher: Any, game_name: str) -> Any:
+    """The teacher's reply to an observation: one of its best moves (every one of
+    its exact ties has the same chance), read off the board the observation shows."""
+    from core.games import make_game
+    from core.parsing import format_reply
+
+    game = make_game(game_name)
+
+    def reply_to(observation: str) -> str:
+        state = game.parse_board(observation)
+        chances = teacher.move_chances(game, state)
+        best = max(chances, key=lambda m: (chances[m], -list(chances).index(m)))
+        return format_reply(game.move_to_text(state, best))
+
+    return reply_to
 
 
 # --- evaluation ---------------------------------------------------------------------------------
@@ -681,6 +780,8 @@ def record(
         "label": label,
         "greedy": evaluate_model(model, tokenizer, sets, max_new_tokens=plan.max_new_tokens),
     }
+    if plan.exact:
+        entry["exact"] = exact_evaluation(s, model_reply_to(model, tokenizer, plan.max_new_tokens))
     if sampled:
         entry["sampled"] = evaluate_model(
             model,
@@ -876,6 +977,8 @@ def run_recipe(settings: RecipeSettings) -> dict[str, Any]:
         "unique_decisions_trained": len(set(coverage) | set(pairs)),
         "held_out": {name: summarize(play_teacher(teacher, tasks)) for name, tasks in sets.items()},
     }
+    if PLANS[s.game].exact:
+        results["teacher"]["exact"] = exact_evaluation(s, teacher_reply_to(teacher, s.game))
     clock.mark("teacher")
     _log(
         s,
@@ -1026,6 +1129,31 @@ def stage_table(results: dict[str, Any], decoding: str, keys: Sequence[str]) -> 
     return rows
 
 
+def exact_table(results: dict[str, Any], keys: Sequence[str]) -> list[str]:
+    """The exact expectations of the greedy stages (games small enough to enumerate)."""
+    rows = [("teacher, ceiling", results["teacher"].get("exact"))]
+    rows += [(results["stages"][k]["label"], results["stages"][k].get("exact")) for k in keys]
+    rows = [(label, e) for label, e in rows if e]
+    if not rows:
+        return []
+    return [
+        "",
+        "Exact expectation, greedy: every move the opponent may play enumerated, each "
+        "equally likely (the random opponent's legal moves, the optimal one's tied best "
+        "moves), both sides averaged, every branch through `core.Episode`; no sampling, so "
+        "no interval (the held-out games above are a sample of these):",
+        "",
+        "| stage | vs random win | vs random non-loss | vs optimal non-loss |",
+        "|---|---|---|---|",
+        *(
+            f"| {label} | {100 * e['random']['win_rate']:.2f}% "
+            f"| {100 * e['random']['non_loss_rate']:.2f}% "
+            f"| {100 * e['optimal']['non_loss_rate']:.2f}% |"
+            for label, e in rows
+        ),
+    ]
+
+
 def markdown(results: dict[str, Any]) -> str:
     s = results["settings"]
     m = results["model"]
@@ -1093,6 +1221,7 @@ def markdown(results: dict[str, Any]) -> str:
         "Greedy decoding:",
         "",
         *stage_table(results, "greedy", main),
+        *exact_table(results, main),
     ]
     if any("sampled" in results["stages"][k] for k in main):
         lines += [
@@ -1110,6 +1239,7 @@ def markdown(results: dict[str, Any]) -> str:
             f"{s['weak_rl_learning_rate']:g}), greedy:",
             "",
             *stage_table({"stages": results["stages"]}, "greedy", weak),
+            *exact_table({"teacher": {}, "stages": results["stages"]}, weak),
         ]
     return "\n".join(lines) + "\n"
 

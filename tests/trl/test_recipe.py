@@ -16,6 +16,7 @@ from rollouts.training.recipe import (
     RecipeSettings,
     decisions,
     eval_sets,
+    exact_evaluation,
     exhaustive_teacher_games,
     hard_phase,
     marker,
@@ -25,6 +26,7 @@ from rollouts.training.recipe import (
     resolve,
     sft_rows,
     teacher_replies,
+    teacher_reply_to,
     teacher_tasks,
     wilson,
     write_docs,
@@ -146,6 +148,27 @@ def test_hard_phase_finds_the_students_errors_and_trains_on_them(tmp_path: Path)
     assert hard["boards"] == boards and hard["wrong_before"] == boards
     assert hard["rows_added"] == s.hard_repeats * len(set(pairs))
     assert hard["steps"] == 2 and "sft-hard" in results["logs"]
+
+
+def test_exact_evaluation_agrees_with_the_teachers_own_chances() -> None:
+    """Two computations of one figure: the teacher's expected score against random
+    play (core.teacher's recursion) and its branches played through core.Episode."""
+    from core.games import make_game
+    from core.teacher import make_teacher
+
+    s = resolve(RecipeSettings())
+    teacher, game = make_teacher("tictactoe"), make_game("tictactoe")
+    start = game.initial_state()
+    as_x = max(teacher.move_chances(game, start).values())
+    firsts = game.legal_moves(start)
+    as_o = sum(max(teacher.move_chances(game, game.apply(start, m)).values()) for m in firsts)
+    expected_win = ((2 * as_x - 1) + (2 * as_o / len(firsts) - 1)) / 2  # never loses: 2c - 1
+    exact = exact_evaluation(s, teacher_reply_to(teacher, "tictactoe"))
+    assert exact["random"]["win_rate"] == round(expected_win, 4) and 0.95 < expected_win < 0.96
+    assert exact["random"]["non_loss_rate"] == 1.0 == exact["optimal"]["non_loss_rate"]
+    assert exact["optimal"]["win_rate"] == 0.0
+    nonsense = exact_evaluation(s, lambda observation: "no move")  # forfeits at once
+    assert nonsense["random"] == {"win_rate": 0.0, "non_loss_rate": 0.0}
 
 
 def test_held_out_sets_differ_from_training_and_alternate_sides() -> None:
