@@ -503,37 +503,46 @@ def student_errors(
     return wrong
 
 
-def exact_outcomes(task: Any, reply_to: Any, opponent_moves: Any) -> dict[str, float]:
-    """The expected W/D/L of a deterministic player on ``task``: ``reply_to(observation)``
-    gives its reply, ``opponent_moves(game, state)`` every move the opponent may play
-    there, each equally likely, and every branch is played through ``core.Episode``
+def exact_outcomes(task: Any, replies_to: Any, opponent_moves: Any) -> dict[str, float]:
+    """The expected W/D/L of a deterministic player on ``task``: ``replies_to(observations)``
+    gives its reply to each, ``opponent_moves(game, state)`` every move the opponent may
+    play there, each equally likely, and every branch is played through ``core.Episode``
     (a ``MoveListOpponent`` replaying one branch), which judges the replies and the
-    ending. No sampling: the figure a held-out sample of games estimates."""
+    ending. The branches advance together, a round at a time, so the player is asked
+    about every position the round reaches in one batch. No sampling: the figure a
+    held-out sample of games estimates."""
     from core.episode import Episode
     from core.opponents import MoveListOpponent, NoMoveLeftError
 
     totals = {"win": 0.0, "draw": 0.0, "loss": 0.0}
-    stack: list[tuple[list[str], list[str], float]] = [([], [], 1.0)]
-    while stack:
-        theirs, mine, p = stack.pop()
-        ep = Episode(task, opponent=MoveListOpponent(theirs))
-        try:
-            ep.reset()
-            for reply in mine:
-                ep.step(reply)
-        except NoMoveLeftError as e:  # the opponent's turn: every move it may play
-            moves = list(opponent_moves(ep.game, e.state))
-            for m in moves:
-                stack.append((theirs + [ep.game.move_to_text(e.state, m)], mine, p / len(moves)))
-            continue
-        if ep.done:
-            totals[ep.result if ep.result in totals else "loss"] += p
-            continue
-        stack.append((theirs, mine + [reply_to(ep.observation)], p))
+    branches: list[tuple[list[str], list[str], float]] = [([], [], 1.0)]
+    while branches:
+        following, asking, observations = [], [], []
+        for theirs, mine, p in branches:
+            ep = Episode(task, opponent=MoveListOpponent(theirs))
+            try:
+                ep.reset()
+                for reply in mine:
+                    ep.step(reply)
+            except NoMoveLeftError as e:  # the opponent's turn: every move it may play
+                moves = list(opponent_moves(ep.game, e.state))
+                for m in moves:
+                    following.append(
+                        (theirs + [ep.game.move_to_text(e.state, m)], mine, p / len(moves))
+                    )
+                continue
+            if ep.done:
+                totals[ep.result if ep.result in totals else "loss"] += p
+                continue
+            asking.append((theirs, mine, p))
+            observations.append(ep.observation)
+        replies = replies_to(observations) if observations else []
+        following += [(t, m + [r], p) for (t, m, p), r in zip(asking, replies, strict=True)]
+        branches = following
     return totals
 
 
-def exact_evaluation(s: RecipeSettings, reply_to: Any) -> dict[str, dict[str, float]]:
+def exact_evaluation(s: RecipeSettings, replies_to: Any) -> dict[str, dict[str, float]]:
     """:func:`exact_outcomes` against the random opponent (its legal moves) and the
     optimal one (minimax's tied best moves, as it breaks ties uniformly), both sides
     averaged, as the held-out sets alternate them: win and non-loss rates."""
@@ -549,7 +558,7 @@ def exact_evaluation(s: RecipeSettings, reply_to: Any) -> dict[str, dict[str, fl
     out = {}
     for name, moves in choices.items():
         sides = [  # the model's side 0 and 1
-            exact_outcomes(task, reply_to, moves)
+            exact_outcomes(task, replies_to, moves)
             for task in make_tasks(
                 2, seed=1, game=s.game, opening_plies=0, max_random_move_prob=0.0
             )
@@ -562,21 +571,24 @@ def exact_evaluation(s: RecipeSettings, reply_to: Any) -> dict[str, dict[str, fl
     return out
 
 
-def model_reply_to(model: Any, tokenizer: Any, max_new_tokens: int) -> Any:
-    """The model's greedy reply to an observation, each asked once."""
+def model_replies_to(model: Any, tokenizer: Any, max_new_tokens: int) -> Any:
+    """The model's greedy replies to observations, each asked once, the new ones in one
+    batch (:func:`greedy_replies`)."""
     cache: dict[str, str] = {}
 
-    def reply_to(observation: str) -> str:
-        if observation not in cache:
-            (cache[observation],) = greedy_replies(model, tokenizer, [observation], max_new_tokens)
-        return cache[observation]
+    def replies_to(observations: Sequence[str]) -> list[str]:
+        new = list(dict.fromkeys(o for o in observations if o not in cache))
+        if new:
+            replies = greedy_replies(model, tokenizer, new, max_new_tokens)
+            cache.update(zip(new, replies, strict=True))
+        return [cache[o] for o in observations]
 
-    return reply_to
+    return replies_to
 
 
-def teacher_reply_to(teacher: Any, game_name: str) -> Any:
-    """The teacher's reply to an observation: one of its best moves (every one of
-    its exact ties has the same chance), read off the board the observation shows."""
+def teacher_replies_to(teacher: Any, game_name: str) -> Any:
+    """The teacher's replies to observations: one of its best moves (every one of its
+    exact ties has the same chance), read off the board each observation shows."""
     from core.games import make_game
     from core.parsing import format_reply
 
@@ -588,7 +600,7 @@ def teacher_reply_to(teacher: Any, game_name: str) -> Any:
         best = max(chances, key=lambda m: (chances[m], -list(chances).index(m)))
         return format_reply(game.move_to_text(state, best))
 
-    return reply_to
+    return lambda observations: [reply_to(o) for o in observations]
 
 
 # --- evaluation ---------------------------------------------------------------------------------
@@ -782,7 +794,9 @@ def record(
         "greedy": evaluate_model(model, tokenizer, sets, max_new_tokens=plan.max_new_tokens),
     }
     if plan.exact:
-        entry["exact"] = exact_evaluation(s, model_reply_to(model, tokenizer, plan.max_new_tokens))
+        entry["exact"] = exact_evaluation(
+            s, model_replies_to(model, tokenizer, plan.max_new_tokens)
+        )
     if sampled:
         entry["sampled"] = evaluate_model(
             model,
@@ -979,7 +993,7 @@ def run_recipe(settings: RecipeSettings) -> dict[str, Any]:
         "held_out": {name: summarize(play_teacher(teacher, tasks)) for name, tasks in sets.items()},
     }
     if PLANS[s.game].exact:
-        results["teacher"]["exact"] = exact_evaluation(s, teacher_reply_to(teacher, s.game))
+        results["teacher"]["exact"] = exact_evaluation(s, teacher_replies_to(teacher, s.game))
     clock.mark("teacher")
     _log(
         s,

@@ -26,7 +26,7 @@ from rollouts.training.recipe import (
     resolve,
     sft_rows,
     teacher_replies,
-    teacher_reply_to,
+    teacher_replies_to,
     teacher_tasks,
     wilson,
     write_docs,
@@ -163,11 +163,13 @@ def test_exact_evaluation_agrees_with_the_teachers_own_chances() -> None:
     firsts = game.legal_moves(start)
     as_o = sum(max(teacher.move_chances(game, game.apply(start, m)).values()) for m in firsts)
     expected_win = ((2 * as_x - 1) + (2 * as_o / len(firsts) - 1)) / 2  # never loses: 2c - 1
-    exact = exact_evaluation(s, teacher_reply_to(teacher, "tictactoe"))
+    exact = exact_evaluation(s, teacher_replies_to(teacher, "tictactoe"))
     assert exact["random"]["win_rate"] == round(expected_win, 4) and 0.95 < expected_win < 0.96
     assert exact["random"]["non_loss_rate"] == 1.0 == exact["optimal"]["non_loss_rate"]
     assert exact["optimal"]["win_rate"] == 0.0
-    nonsense = exact_evaluation(s, lambda observation: "no move")  # forfeits at once
+    nonsense = exact_evaluation(
+        s, lambda observations: ["no move"] * len(observations)
+    )  # forfeits at once
     assert nonsense["random"] == {"win_rate": 0.0, "non_loss_rate": 0.0}
 
 
