@@ -10,7 +10,8 @@ shared helpers that import nothing but the standard library).
 * 400 for a JSON body holding a lone UTF-16 surrogate (``"\\ud800"``): not valid
   Unicode, so no reply could echo it as UTF-8 JSON (FastAPI's encoder raised, a 500).
 
-Also: ``send_json`` (a whole JSON response), ``refusal`` (an exception handler
+Also: ``harden`` (every server's limits on its framework's app, in one call),
+``send_json`` (a whole JSON response), ``refusal`` (an exception handler
 answering ``{"detail": ...}`` with a status), ``replay`` (hand on a request read whole)
 and ``sse_chunks`` (a text cut into server-sent events no client can strip).
 """
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Awaitable, Callable, Iterator, MutableMapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping, MutableMapping
 from typing import Any
 
 Scope = MutableMapping[str, Any]
@@ -144,6 +145,27 @@ class BodyLimitMiddleware:
             return
         message = {"type": "http.request", "body": body, "more_body": False}
         await self.app(scope, replay(message, receive), send)
+
+
+def harden(
+    app: Any,
+    refusals: Mapping[type[BaseException], int | tuple[int, str]],
+    sessions: Callable[[], Any] | None = None,
+    limits: type[BodyLimitMiddleware] = BodyLimitMiddleware,
+    **options: Any,
+) -> Any:
+    """A gamebridge server's limits on its framework's (Starlette) ``app``: each error
+    of ``refusals`` answered with its status (or status and hint, :func:`refusal`),
+    ``GET /sessions`` from ``sessions`` (read-only: the store's stats), and ``limits``
+    (:class:`BodyLimitMiddleware` or a subclass, given ``options``) added last, so it
+    is outermost and sees every request first."""
+    for error, answer in refusals.items():
+        status, hint = answer if isinstance(answer, tuple) else (answer, "")
+        app.add_exception_handler(error, refusal(status, hint))
+    if sessions is not None:
+        app.add_api_route("/sessions", sessions, methods=["GET"])
+    app.add_middleware(limits, **options)
+    return app
 
 
 def replay(message: Message, receive: Receive) -> Receive:

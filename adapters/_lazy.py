@@ -1,15 +1,19 @@
-"""A package's names loaded on first use (PEP 562's module ``__getattr__``), for the
-adapters whose framework takes seconds to import (standard library only).
+"""Frameworks imported late, for the adapters whose framework takes seconds to import
+(standard library only).
 
-``__getattr__ = lazy_names(__name__, {"Name": "submodule", ...})`` in a package's
-``__init__``: ``package.Name`` imports ``package.submodule`` the first time it is
-read, and ``import package`` alone imports no framework.
+* ``__getattr__ = lazy_names(__name__, {"Name": "submodule", ...})`` in a package's
+  ``__init__``: ``package.Name`` imports ``package.submodule`` the first time it is
+  read, and ``import package`` alone imports no framework.
+* ``with needs("adapters.ors", "openreward 0.1.167", "ors"):`` around a framework's
+  imports: a missing one is an ``ImportError`` that says which pip extra to install
+  (the CLI prints that one line and exits 2).
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 
@@ -24,3 +28,15 @@ def lazy_names(package: str, modules: Mapping[str, str]) -> Callable[[str], Any]
         return getattr(importlib.import_module(f"{package}.{module}"), name)
 
     return __getattr__
+
+
+@contextlib.contextmanager
+def needs(who: str, what: str, extra: str, note: str = "") -> Iterator[None]:
+    """Imports that need pip extra ``extra``: an ``ImportError`` inside becomes
+    ``"<who> needs <what>; install with: pip install -e '.[<extra>]'<note>"``, chained
+    to the original (which names the module missing)."""
+    try:
+        yield
+    except ImportError as e:
+        hint = f"{who} needs {what}; install with: pip install -e '.[{extra}]'{note}"
+        raise ImportError(hint) from e

@@ -47,6 +47,7 @@ import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from adapters._lazy import needs
 from core import prompts
 from core.episode import Episode
 from core.games import list_games
@@ -59,11 +60,8 @@ def _import_gem() -> Any:
     root = logging.getLogger()
     handlers, level = list(root.handlers), root.level
     try:
-        import gem
-    except ImportError as e:  # pragma: no cover - exercised only without the extra
-        raise ImportError(
-            "adapters.gem needs gem-llm; install with: pip install -e '.[gem]'"
-        ) from e
+        with needs("adapters.gem", "gem-llm", "gem"):
+            import gem
     finally:
         root.handlers[:], root.level = handlers, level
     return gem

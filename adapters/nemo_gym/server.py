@@ -9,10 +9,11 @@ gives up never says so).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from adapters._asgi import BodyLimitMiddleware, refusal
+from adapters._asgi import harden
+from adapters._lazy import needs
 from adapters._sessions import SessionMissingError, SessionsFullError, SessionStore
 from adapters.nemo_gym.rows import DONE_HEADER
 from core.episode import Episode, EpisodeFinishedError
@@ -20,7 +21,7 @@ from core.inputs import task_from_row as core_task_from_row
 from core.metrics import RATE_KEYS, outcome_rates
 from core.tasks import Task, TaskError
 
-try:
+with needs("adapters.nemo_gym", "NeMo Gym (Python >= 3.12)", "nemo", " or make setup-nemo"):
     from fastapi import FastAPI, HTTPException, Request
     from fastapi.responses import PlainTextResponse
     from nemo_gym.base_resources_server import (
@@ -37,12 +38,6 @@ try:
     from omegaconf import OmegaConf
     from pydantic import ConfigDict, Field
     from resources_servers.gymnasium import GymnasiumServer, extract_text
-    from starlette.concurrency import run_in_threadpool
-except ImportError as e:  # pragma: no cover - exercised only without the extra
-    raise ImportError(
-        "adapters.nemo_gym.server needs NeMo Gym (Python >= 3.12); install with: "
-        "pip install -e '.[nemo]' (make setup-nemo builds .venv-nemo)"
-    ) from e
 
 DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024
 """Largest request body: ``/verify`` carries the model's whole episode (every turn's
@@ -95,7 +90,12 @@ class GameHosting:
         self.store = _store(self.config, self.session_state)
 
     def setup_webserver(self) -> FastAPI:
-        return _limits(super().setup_webserver(), self.config, self.store)  # type: ignore[misc]
+        """NeMo Gym's app with the limits: the body limit (413) and lone-surrogate check
+        (400), the store's refusals (429 over the cap, 404 for no game), a task core
+        refuses (422) and ``GET /sessions`` (read-only: the store's stats)."""
+        refusals = {SessionsFullError: 429, SessionMissingError: 404, TaskError: 422}
+        app = super().setup_webserver()  # type: ignore[misc]
+        return harden(app, refusals, self.store.stats, max_body_bytes=self.config.max_body_bytes)
 
     async def aggregate_metrics(self, body: AggregateMetricsRequest) -> AggregateMetrics:
         """NeMo Gym's own, with malformed verify responses (no ``reward``, wrong
@@ -119,29 +119,7 @@ class GameHosting:
         return {**means, **{k: agent_metrics[k] for k in RATE_KEYS if k in agent_metrics}}
 
 
-def _limits(app: FastAPI, config: GameServerConfig, store: SessionStore[Episode]) -> FastAPI:
-    """The body limit (413) and lone-surrogate check (400), the store's refusals (429
-    over the cap, 404 for no game), and ``GET /sessions`` (read-only: the store's stats)."""
-    app.add_middleware(BodyLimitMiddleware, max_body_bytes=config.max_body_bytes)
-    app.add_exception_handler(SessionsFullError, refusal(429))
-    app.add_exception_handler(SessionMissingError, refusal(404))
-    app.add_exception_handler(TaskError, refusal(422))
-    app.add_api_route("/sessions", store.stats, methods=["GET"])
-    return app
-
-
 NO_GAME = "no game in this session (never started, finished or expired): reset or seed it first"
-
-
-async def _play(store: SessionStore[Episode], episode: Episode, work: Callable, *a: Any) -> Any:
-    """Core's game work, one call per episode at a time; in a worker thread when the
-    opponent searches (seconds at a high task ``depth``: in the event loop it stalled
-    every session). Without a search the hop cost more than the step (~0.6 ms of CPU,
-    a fifth of a Tic-Tac-Toe ``/step``: bench.servers against NeMo Gym's own server)."""
-    async with store.lock(episode):
-        if not episode.searches:
-            return work(*a)
-        return await run_in_threadpool(work, *a)
 
 
 # rosetta: state: the server's session dict; the trajectory in the final `info` (or the `/verify` response)
@@ -159,7 +137,7 @@ class GameGymnasiumServer(GameHosting, GymnasiumServer):
     # rosetta: reset: gymnasium: `/reset` -> `reset(metadata, session_id)`
     async def reset(self, metadata: dict, session_id: str | None = None) -> tuple[str, dict]:
         episode = Episode(task_from_row(metadata, self.config.game))
-        observation = await _play(self.store, episode, episode.reset)
+        observation = await self.store.play(episode, episode.reset)
         self.store.add(str(session_id), episode)
         return observation, {"task": episode.task.to_dict(), "system_prompt": episode.system_prompt}
 
@@ -183,7 +161,7 @@ class GameGymnasiumServer(GameHosting, GymnasiumServer):
         def play() -> Any:  # the step and the cap in one trip to the worker thread
             return episode.cap(episode.step(reply), cap)
 
-        result, truncated = await _play(self.store, episode, play)
+        result, truncated = await self.store.play(episode, play)
         # Finished sessions are closed by GymnasiumServer itself (terminated or truncated).
         return (
             result.observation,
@@ -255,7 +233,7 @@ class GameToolsServer(GameHosting, SimpleResourcesServer):
     # rosetta: reset: tools: `/seed_session` with the row's task
     async def seed_session(self, request: Request, body: SeedRequest) -> SeedResponse:  # type: ignore[override]
         episode = Episode(task_from_row(body.model_extra or {}, self.config.game))
-        observation = await _play(self.store, episode, episode.reset)
+        observation = await self.store.play(episode, episode.reset)
         self.store.add(str(request.session[SESSION_ID_KEY]), episode)
         return SeedResponse(observation=observation, task=episode.task.to_dict())
 
@@ -270,7 +248,7 @@ class GameToolsServer(GameHosting, SimpleResourcesServer):
         episode = self.store.get(str(request.session[SESSION_ID_KEY]), NO_GAME)
         arguments = await _arguments(request)
         try:
-            result = await _play(self.store, episode, episode.step_tool, arguments)
+            result = await self.store.play(episode, episode.step_tool, arguments)
         except EpisodeFinishedError as exc:
             return PlainTextResponse(str(exc), status_code=409, headers={DONE_HEADER: "1"})
         return PlainTextResponse(result.observation, headers={DONE_HEADER: str(int(result.done))})
@@ -284,7 +262,7 @@ class GameToolsServer(GameHosting, SimpleResourcesServer):
         # The model answered without a tool call (its closing text is not a move), or
         # the agent's own cap ended the loop: core settles an unfinished game.
         # rosetta: truncation: tools: the model stops calling the tool, or the agent's `max_steps` cuts it: `/verify` settles the game (`Episode.finish`)
-        episode = await _play(self.store, episode, episode.finish)
+        episode = await self.store.play(episode, episode.finish)
         breakdown = episode.reward().to_dict()
         return VerifyResponse(
             **body.model_dump(),

@@ -7,13 +7,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-try:
+from adapters._lazy import needs
+
+with needs("adapters.openenv", "openenv-core 0.3", "openenv"):
     from openenv.core.client_types import StepResult
     from openenv.core.env_client import EnvClient
-except ImportError as e:  # pragma: no cover - exercised only without the extra
-    raise ImportError(
-        "adapters.openenv needs openenv-core 0.3; install with: pip install -e '.[openenv]'"
-    ) from e
 
 from adapters.openenv.models import GameAction, GameObservation, GameState
 

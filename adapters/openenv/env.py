@@ -6,25 +6,22 @@ the server's default game)."""
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import inspect
 import sys
 import uuid
 from typing import Any
 
-try:
+from adapters._lazy import needs
+
+with needs("adapters.openenv", "openenv-core 0.3", "openenv"):
     from fastmcp import FastMCP
     from fastmcp.tools import Tool
     from openenv.core.env_server import ConcurrencyConfig, Environment, create_app
     from openenv.core.env_server.types import EnvironmentMetadata
-except ImportError as e:  # pragma: no cover - exercised only without the extra
-    raise ImportError(
-        "adapters.openenv needs openenv-core 0.3; install with: pip install -e '.[openenv]'"
-    ) from e
 
-from adapters._asgi import refusal
-from adapters._sessions import SessionStore
+from adapters._asgi import harden
+from adapters._sessions import SessionStore, play
 from adapters.openenv.limits import DEFAULT_MAX_BODY_BYTES, BodyLimitMiddleware
 from adapters.openenv.models import GameAction, GameObservation, GameState
 from core import Episode, EpisodeNotStartedError, make_game
@@ -180,12 +177,9 @@ class GameEnvironment(Environment[GameAction, GameObservation, GameState]):
 
     async def step_async(self, action: GameAction, **kwargs: Any) -> GameObservation:
         """:meth:`step`, which OpenEnv awaits (its own path runs a sync ``step`` in the
-        session's worker thread): here on the event loop when the step cannot wait on a
-        search (a random opponent or none: tens of µs, less than the hop to the thread
-        and back, ~90 µs of a 0.5 ms Tic-Tac-Toe step); in a worker thread otherwise."""
-        if self.episode is not None and self.episode.searches:
-            return await asyncio.to_thread(self.step, action, **kwargs)
-        return self.step(action, **kwargs)
+        session's worker thread, ~90 µs of a 0.5 ms Tic-Tac-Toe step): on the event loop
+        unless it can wait on a search (``adapters._sessions.play``)."""
+        return await play(self.episode, self.step, action, **kwargs)
 
     # rosetta: reward: `obs.reward` (the total, on the final observation) and `obs.reward_breakdown`
     # rosetta: termination: `obs.done`
@@ -244,18 +238,12 @@ def create_game_app(
     app = create_app(
         factory, GameAction, GameObservation, env_name=ENV_NAME, concurrency_config=config
     )
-    app.add_middleware(
-        BodyLimitMiddleware, max_body_bytes=max_body_bytes, idle_timeout=session_timeout_s
-    )
-
-    app.add_exception_handler(TaskError, refusal(422))
     hint = " (plain HTTP /reset and /step are stateless: play over the /ws WebSocket)"
-    app.add_exception_handler(EpisodeError, refusal(409, hint))
 
     def sessions() -> dict[str, Any]:
         """Read-only: open games (WebSocket sessions) now, the cap and the idle timeout."""
         return {**store.stats(), "max": max_sessions, "idle_timeout_s": session_timeout_s}
 
-    app.add_api_route("/sessions", sessions, methods=["GET"])
-
-    return app
+    refusals = {TaskError: 422, EpisodeError: (409, hint)}
+    limits = {"max_body_bytes": max_body_bytes, "idle_timeout": session_timeout_s}
+    return harden(app, refusals, sessions, BodyLimitMiddleware, **limits)

@@ -5,14 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-try:
+from adapters._lazy import needs
+
+with needs("adapters.openenv", "openenv-core 0.3", "openenv"):
     from openenv.core.env_server import Action, Observation, State
     from pydantic import Field, model_validator
     from pydantic_core import PydanticCustomError
-except ImportError as e:  # pragma: no cover - exercised only without the extra
-    raise ImportError(
-        "adapters.openenv needs openenv-core 0.3; install with: pip install -e '.[openenv]'"
-    ) from e
 
 
 # rosetta: action: `GameAction(reply=text)`, or `GameAction(arguments=...)`: a tool call's raw JSON arguments (core judges them)

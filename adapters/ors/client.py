@@ -14,6 +14,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from adapters._lazy import needs
+
 ENV_NAME = "gamebridge"
 
 
@@ -27,11 +29,6 @@ def openreward_spec(url: str, **kwargs: Any) -> Any:
     """TRL's ``OpenRewardSpec`` for the gamebridge server at ``url`` (the session URL
     set for it); ``kwargs`` as ``OpenRewardSpec``'s (``split``, ``num_tasks``, ...)."""
     use_local_server(url)
-    try:
+    with needs("openreward_spec", "TRL 1.16 and openreward", "ors,trl"):
         from trl.experimental.openreward import OpenRewardSpec
-    except ImportError as e:
-        raise ImportError(
-            "openreward_spec needs TRL 1.16 and openreward; install with: "
-            "pip install -e '.[ors,trl]'"
-        ) from e
     return OpenRewardSpec(url.rstrip("/"), env_name=kwargs.pop("env_name", ENV_NAME), **kwargs)

@@ -18,11 +18,13 @@ No game rule, prompt text or reward formula lives here.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar
 
-try:
+from adapters._lazy import needs
+from adapters._sessions import play
+
+with needs("adapters.ors", "openreward 0.1.167", "ors"):
     from openreward.environments import (
         Environment,
         ListToolsOutput,
@@ -35,10 +37,6 @@ try:
         tool,
     )
     from pydantic import BaseModel, ConfigDict
-except ImportError as e:  # pragma: no cover - exercised only without the extra
-    raise ImportError(
-        "adapters.ors needs openreward 0.1.167; install with: pip install -e '.[ors]'"
-    ) from e
 
 from core import Episode, Task, list_games
 from core.episode import StepResult
@@ -147,11 +145,9 @@ class GameBridge(Environment):
         of CPU a call, a third of a Tic-Tac-Toe call on ORS's own minimal server)."""
         # The call's arguments as they came (no default filled in): core judges them.
         raw = arguments.model_dump(exclude_unset=True)
-        if not self.episode.searches:
-            return self._output(self.episode.step_tool(raw))
         self.busy += 1
         try:
-            return self._output(await asyncio.to_thread(self.episode.step_tool, raw))
+            return self._output(await play(self.episode, self.episode.step_tool, raw))
         finally:
             self.busy -= 1
 

@@ -31,24 +31,21 @@ import os
 from collections.abc import AsyncIterator
 from typing import Any
 
+from adapters._lazy import needs
+
 os.environ.setdefault("OPENREWARD_DISABLE_UPDATE_CHECK", "1")  # never ask PyPI
 
-try:
+with needs("adapters.ors", "openreward 0.1.167", "ors"):
     from fastapi import FastAPI
     from openreward.environments import Server
     from openreward.environments import server as ors_server
-except ImportError as e:  # pragma: no cover - exercised only without the extra
-    raise ImportError(
-        "adapters.ors needs openreward 0.1.167; install with: pip install -e '.[ors]'"
-    ) from e
 
 from adapters._asgi import (
     ASGIApp,
-    BodyLimitMiddleware,
     Receive,
     Scope,
     Send,
-    refusal,
+    harden,
     refuse,
     replay,
     send_json,
@@ -197,11 +194,9 @@ def create_app(
     server = Server([env_cls], return_errors="exception")
     app: FastAPI = server.app
 
-    app.add_exception_handler(TaskError, refusal(422))
-    # add_middleware puts each one outside the last: the body limit sees requests first.
     store = _store(server, max_sessions, session_timeout_s)
-    app.add_middleware(SessionLimits, store=store)
-    app.add_middleware(BodyLimitMiddleware, max_body_bytes=max_body_bytes)
+    app.add_middleware(SessionLimits, store=store)  # inside the body limit: it serves /sessions
+    harden(app, {TaskError: 422}, max_body_bytes=max_body_bytes)
 
     interval = min(REAPER_INTERVAL_S, session_timeout_s / 4)
     reap = functools.partial(_reap, server, store)

@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from adapters._lazy import needs
 from core import conversation as chat
 from core.episode import Episode
 from core.metrics import RATE_KEYS, outcome_rates
@@ -34,12 +35,8 @@ from core.tasks import Task
 
 ENV_ID = "gamebridge"
 
-try:
+with needs("adapters.skyrl_gym", "skyrl-gym", "skyrl"):
     from skyrl_gym.envs.base_text_env import BaseTextEnv, BaseTextEnvStepOutput
-except ImportError as e:  # pragma: no cover - exercised only without the extra
-    raise ImportError(
-        "adapters.skyrl_gym needs skyrl-gym; install with: pip install -e '.[skyrl]'"
-    ) from e
 
 
 def task_from_extras(extras: Mapping[str, Any], env_config: Any = None) -> Task:

@@ -23,6 +23,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from adapters._lazy import needs
 from core import conversation as chat
 from core.episode import Episode
 from core.games import make_game
@@ -200,12 +201,8 @@ def make_dataset(
     tasks: Iterable[Task | Mapping[str, Any]], *, tools: bool = True, environment: bool = False
 ) -> Any:
     """:func:`dataset_rows` as a ``datasets.Dataset``."""
-    try:
+    with needs("make_dataset", "datasets", "trl"):
         import datasets
-    except ImportError as e:
-        raise ImportError(
-            "make_dataset needs datasets; install with: pip install -e '.[trl]'"
-        ) from e
     rows = dataset_rows(tasks, tools=tools, environment=environment)
     # Arrow wants one type per column: max_turns is None or int across rows.
     return datasets.Dataset.from_list(rows)

@@ -12,16 +12,14 @@ import ssl
 from collections.abc import Iterator
 from typing import Any
 
-try:
+from adapters._lazy import needs
+
+with needs("adapters.verifiers", "verifiers 0.4", "verifiers"):
     import httpx
     import verifiers.v1 as vf
     from pydantic import AliasChoices, Field
     from verifiers.v1.configs.task import RewardFunctionConfig
     from verifiers.v1.dialects.chat import message_to_wire
-except ImportError as e:  # pragma: no cover - exercised only without the extra
-    raise ImportError(
-        "adapters.verifiers needs verifiers 0.4; install with: pip install -e '.[verifiers]'"
-    ) from e
 
 from core import DEFAULT_WEIGHTS, Episode, Task, conversation, make_tasks
 from core.metrics import RATE_KEYS, outcome_rates

@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any
 
+from adapters._lazy import needs
 from rollouts.drivers.base import RolloutRecord, RunContext, as_tasks, failure_record
 
 if TYPE_CHECKING:
@@ -94,10 +95,8 @@ def run_tasks(
 
 
 def _import_ray() -> Any:
-    try:
+    with needs("--executor ray", "Ray", "ray"):
         import ray
-    except ImportError as e:
-        raise ImportError("--executor ray needs Ray; install with: pip install -e '.[ray]'") from e
     return ray
 
 

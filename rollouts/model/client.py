@@ -22,12 +22,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-try:
+from adapters._lazy import needs
+
+with needs("rollouts.model.client", "httpx", "rollouts"):
     import httpx
-except ImportError as e:  # pragma: no cover - exercised only without the extra
-    raise ImportError(
-        "rollouts.model.client needs httpx; install with: pip install -e '.[rollouts]'"
-    ) from e
 
 DEFAULT_TIMEOUT = 120.0
 RETRY_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})

@@ -38,14 +38,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-try:
+from adapters._lazy import needs
+
+with needs("the policy server", "fastapi and uvicorn", "rollouts"):
     import uvicorn
     from fastapi import FastAPI, Request
     from fastapi.responses import JSONResponse
-except ImportError as e:  # pragma: no cover - exercised only without the extra
-    raise ImportError(
-        "the policy server needs fastapi and uvicorn; install with: pip install -e '.[rollouts]'"
-    ) from e
 
 from rollouts.model.chat_api import MAX_CHOICES, add_chat_api, chat_messages
 from rollouts.model.openai_wire import (

@@ -41,48 +41,33 @@ ROSETTA = _rosetta()
 code_lines = ROSETTA.code_lines
 TARGET = 150
 BUDGET: dict[str, int] = {
-    # Each adapter's count when s5-house ended; what is left is its framework's surface,
-    # not code another floor could hold:
-    "nemo_gym": 306,  # 422 before the shared store, 344 before s4, 334 before s5 (whose
-    # shared adapters._asgi.refusal took its exception handler), 329 before s6 (build_app
-    # takes GameServerConfig's fields as settings; server and agent share one
-    # app_without_ng_run): NeMo Gym's two server
+    # Each ceiling is the adapter's count when session 7 ended (after the arrows: its
+    # counts at the start of each session since issue 13 opened, then that one); what is
+    # left is its framework's own surface (docs/code.md, "What is left in each adapter"):
+    "nemo_gym": 287,  # 422 -> 344 -> 334 -> 329 -> 306 -> 287: NeMo Gym's two server
     # styles (gymnasium: reset/step/close_session; tools: seed_session/make_move/verify,
-    # each with its pydantic request/response models), reading the agent's max_steps from
-    # NeMo Gym's global config, the app built without ng_run, and the agent (NeMo Gym's own
-    # GymnasiumAgent, served without ng_run, plus its upstream-error handler)
-    "openenv": 291,  # 311 before s6 (the package's lazy names through the shared
-    # adapters._lazy, each read from the module that defines it, so env.py no longer
-    # repeats the list in an __all__; core's Episode.answer_tool and listed_moves took
-    # the tool call after the end and the legal-move list); 439 before; 423 before s4, whose WebSocket lifecycle went to
-    # adapters/_websocket.py; 306 before s5: -5 for adapters._asgi.refusal, +10 for
-    # step_async (a step that searches nothing runs on the event loop, not through OpenEnv's
-    # thread hop: p50 1.30x -> 1.05x its floor, issue 18) and the MCP server built on first
-    # use: OpenEnv's typed Action/Observation/State, its Environment with the FastMCP
-    # make_move tool (built once per game: #15) and /metadata, the EnvClient with MCP calls,
-    # create_app with the session cap and its error handlers
-    "ors": 293,  # 308 before s6 (its lazy names through the shared adapters._lazy;
-    # core.splits.split_games took the check of a task set's games and size);
-    # 389 before; 354 before s4; 330 before s5, whose moves took TRL's
-    # bridge reward (settled_reward, now rollouts/training/ors.py) and the exception
-    # handler (adapters._asgi.refusal): openreward's Environment (splits, tasks, prompt,
-    # tools, @terminal), the /create checks (X-Secrets, toolsets) and the idle reaper over
-    # openreward's private session table, the SSE re-cut around its stream
-    "trl": 185,  # 226 before s6 (the package re-exports its modules' __all__ instead of
-    # listing every name twice more; core's Episode.answer_tool took the call after the end); 497 before s5, whose move put the rollout function (TextRollout: the
-    # trainer's generation, token bookkeeping and GRPO samples) in rollouts/training and its
-    # sampling and stat columns in core: TRL's environment (the make_move tool dressed for
-    # transformers' get_json_schema, one class per game), the datasets of both hooks and of
-    # multi-environment mode, the reward columns, weights and per-batch game metrics, and
-    # the package's re-exports
-    "verifiers": 187,  # 211 before s6 (the package re-exports taskset.__all__ as the
-    # vf-eval shim does, instead of listing it twice more; the config's fields named like
-    # make_tasks' arguments are passed by name); 221 before s5 (core.conversation.answer_tool_calls took the
-    # tool-call play): Verifiers' v1 surface: taskset config, data, task (a reward and a
-    # metric per core component), taskset, the Env's run loop, and the in-process chat
-    # harness vf-eval finds by the taskset id (its built-in ones need the network)
+    # with their pydantic models), the agent's max_steps read from NeMo Gym's global
+    # config, the app built without ng_run, /aggregate_metrics, the dataset rows, and
+    # NeMo Gym's own GymnasiumAgent served without ng_run with its upstream-error handler
+    "openenv": 275,  # 439 -> 423 -> 306 -> 311 -> 291 -> 275: OpenEnv's typed
+    # Action/Observation/State, its Environment with the FastMCP make_move tool (built
+    # once per game: issue 15) and /metadata, step_async, the EnvClient with MCP calls,
+    # create_app with the session cap, and the WebSocket error frames
+    "ors": 279,  # 389 -> 354 -> 330 -> 308 -> 293 -> 279: openreward's Environment
+    # (splits, tasks, prompt, tools, @terminal), the /create checks (X-Secrets,
+    # toolsets) and the idle reaper over openreward's private session table, the SSE
+    # re-cut around its stream, the local-server client settings
+    "trl": 182,  # 497 -> 226 -> 185 -> 182: TRL's environment (the make_move tool
+    # dressed for transformers' get_json_schema, one class per game), the datasets of
+    # both hooks and of multi-environment mode, the reward columns, weights and
+    # per-batch game metrics
+    "verifiers": 184,  # 221 -> 211 -> 187 -> 184: Verifiers' v1 surface: taskset
+    # config, data, task (a reward and a metric per core component), taskset, the Env's
+    # run loop, and the in-process chat harness vf-eval finds by the taskset id (its
+    # built-in ones need the network)
 }
-"""Ceilings above ``TARGET``: each adapter's count when s5-house's work on issue 13 ended."""
+"""Ceilings above ``TARGET``: lower one when its adapter shrinks, never raise one without
+saying why in the commit."""
 
 
 def adapter_files(name: str) -> list[Path]:

@@ -21,6 +21,8 @@ import os
 from typing import Any
 from urllib.parse import urlsplit
 
+from adapters._lazy import needs
+
 RESOURCES = "gamebridge_resources"
 MODEL = "policy_model"
 
@@ -52,14 +54,9 @@ def build_agent_app(
         MODEL: {"responses_api_models": {"openai_model": _address(model_url)}},
     }
     os.environ["NEMO_GYM_CONFIG_DICT"] = json.dumps(global_config)
-    try:
+    with needs("the NeMo Gym agent", "nemo-gym (Python >= 3.12)", "nemo"):
         from aiohttp import ClientResponseError
         from responses_api_agents.gymnasium_agent.app import GymnasiumAgent, GymnasiumAgentConfig
-    except ImportError as e:  # pragma: no cover - exercised only without the extra
-        raise ImportError(
-            "the NeMo Gym agent needs nemo-gym (Python >= 3.12); install with: "
-            "pip install -e '.[nemo]'"
-        ) from e
     from adapters.nemo_gym.server import MAX_STEPS_KEY, app_without_ng_run
 
     class GameGymnasiumAgent(GymnasiumAgent):  # type: ignore[misc, valid-type]
