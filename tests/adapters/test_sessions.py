@@ -179,3 +179,43 @@ def test_reaping_runs_the_reaper_for_as_long_as_the_lifespan() -> None:
 
     asyncio.run(run())
     assert calls[0] == "up" and calls[-1] == "down"
+
+
+def test_play_runs_a_search_off_the_event_loop_and_the_rest_on_it() -> None:
+    """``play`` (and ``SessionStore.play``, which also takes the value's lock): work that
+    can wait on an opponent's search runs in a worker thread, the rest on the loop."""
+    import threading
+
+    from adapters._sessions import play
+    from core import Episode, Task
+
+    def where() -> bool:  # on the event loop's thread?
+        return threading.current_thread() is threading.main_thread()
+
+    searching = Episode(Task(game="tictactoe", depth=4, random_move_prob=0.0))
+    quick = Episode(Task(game="tictactoe", opponent="random"))
+    assert searching.searches and not quick.searches
+
+    async def main() -> list[bool]:
+        s: SessionStore[Any] = SessionStore()
+        return [
+            await play(None, where),
+            await play(quick, where),
+            await play(searching, where),
+            await s.play(quick, where),
+            await s.play(searching, where),
+        ]
+
+    assert asyncio.run(main()) == [True, True, False, True, False]
+
+
+def test_needs_names_the_extra_and_keeps_the_cause() -> None:
+    from adapters._lazy import needs
+
+    hint = needs("adapters.x", "x-framework 1.0", "x", " or make setup-x")
+    with pytest.raises(ImportError) as info, hint:
+        import gamebridge_no_such_module  # type: ignore[import-not-found]  # noqa: F401
+    assert str(info.value) == (
+        "adapters.x needs x-framework 1.0; install with: pip install -e '.[x]' or make setup-x"
+    )
+    assert isinstance(info.value.__cause__, ModuleNotFoundError)
