@@ -447,7 +447,7 @@ def server_manager(
     style = "tools" if server == "nemo_gym_tools" else "gymnasium"
     argv = [
         "python", "-m", "adapters.nemo_gym", "--style", style, "--port", "{port}",
-        "--session-ttl", str(idle_timeout), "--max-sessions", cap,
+        "--session-timeout", str(idle_timeout), "--max-sessions", cap,
     ]  # fmt: skip
     return start_server(argv, "/", {"PYTHONUNBUFFERED": "1"}, str(nemo_python()), cwd=ROOT)
 

@@ -46,7 +46,7 @@ def urls() -> Iterator[dict[str, str]]:
 
     managers = [
         _server("gymnasium", "--game", "othello"),
-        _server("tools", "--session-ttl", str(TOOLS_TTL)),
+        _server("tools", "--session-timeout", str(TOOLS_TTL)),
     ]
     gym, tools = _start_together(managers)
     try:
