@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> None:
         timeout = args.session_timeout or None
         return create_game_app(args.game, args.max_sessions, timeout, args.max_body_bytes)
 
-    # uvicorn's own graceful shutdown (no limit): OpenEnv closes its sessions itself.
+    # uvicorn's default shutdown (no time limit) for its WebSocket sessions, as before.
     hard_limit = args.max_body_bytes * WS_HARD_LIMIT_FACTOR
     serve(args, build, ws_max_size=hard_limit, timeout_graceful_shutdown=None)
 
