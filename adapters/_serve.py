@@ -1,19 +1,20 @@
 """What every server's launcher (``python -m adapters.<framework>``) shares (standard
-library only; uvicorn is imported when the server starts).
+library only: the launcher imports uvicorn and its framework once ``launch`` returns).
 
 * ``server_parser``: the flags every gamebridge server takes, with the same names,
   checks and help (each default shown): ``--host``, ``--port``, ``--max-sessions``,
   ``--session-timeout`` and ``--max-body-bytes``. A bad value is one line of usage
   and exit status 2, as argparse answers.
-* ``serve``: how every server starts. Its lifeline is watched first (it stops with the
-  process that started it, however that one ends), then the app is built (the
-  framework imported), then one uvicorn worker serves it, warnings only.
+* ``launch``: how every server starts. Its lifeline is watched first (it stops with the
+  process that started it, however that one ends); then the launcher builds its app
+  (the framework imported) and serves it with one uvicorn worker, given the settings
+  ``launch`` returns (the address, warnings only).
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 
@@ -84,14 +85,11 @@ def server_parser(
     return parser
 
 
-def serve(args: argparse.Namespace, build: Callable[[], Any], **options: Any) -> None:
-    """Watch the lifeline, ``build()`` the app, serve it on ``args.host``/``args.port``
-    with one uvicorn worker; ``options``: uvicorn's own (they win over the defaults)."""
+def launch(args: argparse.Namespace, **options: Any) -> dict[str, Any]:
+    """Watch the lifeline; the ``uvicorn.run`` settings for ``args.host``/``args.port``,
+    warnings only (``options``: uvicorn's own, which win over the defaults)."""
     from adapters._lifeline import watch
 
     watch()  # stop with the process that started us, however it ends
-    app = build()
-    import uvicorn
-
-    settings = {"log_level": "warning", "timeout_graceful_shutdown": 1, **options}
-    uvicorn.run(app, host=args.host, port=args.port, **settings)
+    defaults = {"log_level": "warning", "timeout_graceful_shutdown": 1}
+    return {"host": args.host, "port": args.port, **defaults, **options}

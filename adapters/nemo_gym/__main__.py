@@ -3,7 +3,7 @@ serve a gamebridge resources server without ``ng_run`` (uvicorn on 127.0.0.1).""
 
 from __future__ import annotations
 
-from adapters._serve import serve, server_parser
+from adapters._serve import launch, server_parser
 from core.games import game_arg
 
 
@@ -29,20 +29,21 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--style", default="gymnasium", choices=("gymnasium", "tools"))
     args = parser.parse_args(argv)
 
-    def build() -> object:
-        from adapters.nemo_gym.server import build_app
+    settings = launch(args)
+    import uvicorn
 
-        return build_app(
-            args.style,
-            game=args.game,
-            host=args.host,
-            port=args.port,
-            session_ttl_seconds=args.session_timeout,
-            max_sessions=args.max_sessions,
-            max_body_bytes=args.max_body_bytes,
-        )
+    from adapters.nemo_gym.server import build_app
 
-    serve(args, build)
+    app = build_app(
+        args.style,
+        game=args.game,
+        host=args.host,
+        port=args.port,
+        session_ttl_seconds=args.session_timeout,
+        max_sessions=args.max_sessions,
+        max_body_bytes=args.max_body_bytes,
+    )
+    uvicorn.run(app, **settings)
 
 
 if __name__ == "__main__":

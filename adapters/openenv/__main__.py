@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from adapters._serve import serve, server_parser
+from adapters._serve import launch, server_parser
 from adapters.openenv.limits import DEFAULT_MAX_BODY_BYTES, WS_HARD_LIMIT_FACTOR
 from core.games import game_arg
 
@@ -28,15 +28,16 @@ def main(argv: list[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
 
-    def build() -> object:
-        from adapters.openenv.env import create_game_app
-
-        timeout = args.session_timeout or None
-        return create_game_app(args.game, args.max_sessions, timeout, args.max_body_bytes)
-
     # uvicorn's default shutdown (no time limit) for its WebSocket sessions, as before.
     hard_limit = args.max_body_bytes * WS_HARD_LIMIT_FACTOR
-    serve(args, build, ws_max_size=hard_limit, timeout_graceful_shutdown=None)
+    settings = launch(args, ws_max_size=hard_limit, timeout_graceful_shutdown=None)
+    import uvicorn
+
+    from adapters.openenv.env import create_game_app
+
+    timeout = args.session_timeout or None
+    app = create_game_app(args.game, args.max_sessions, timeout, args.max_body_bytes)
+    uvicorn.run(app, **settings)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from adapters._serve import positive_int, serve, server_parser
+from adapters._serve import launch, positive_int, server_parser
 from core import list_games
 
 ORS_REAPER_S = 900.0
@@ -46,14 +46,15 @@ def main(argv: list[str] | None = None) -> None:
     os.environ.setdefault("OPENREWARD_DISABLE_UPDATE_CHECK", "1")
     os.environ.setdefault("OPENREWARD_LOG_LEVEL", "WARNING")
 
-    def build() -> object:
-        from adapters.ors.env import environment_class
-        from adapters.ors.server import create_app
+    settings = launch(args, timeout_keep_alive=60)
+    import uvicorn
 
-        env_cls = environment_class(games, args.tasks_per_game, args.seed)
-        return create_app(env_cls, args.max_sessions, args.session_timeout, args.max_body_bytes)
+    from adapters.ors.env import environment_class
+    from adapters.ors.server import create_app
 
-    serve(args, build, timeout_keep_alive=60)
+    env_cls = environment_class(games, args.tasks_per_game, args.seed)
+    app = create_app(env_cls, args.max_sessions, args.session_timeout, args.max_body_bytes)
+    uvicorn.run(app, **settings)
 
 
 if __name__ == "__main__":

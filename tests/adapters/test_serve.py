@@ -1,6 +1,7 @@
 """adapters/_serve.py, what the server launchers share: the same flags on every server,
 a bad value answered with usage and exit status 2 (no traceback), each default shown
-by ``--help``, and the launch order (lifeline, app, uvicorn) left to ``serve``."""
+by ``--help``; ``launch`` (the lifeline, then uvicorn's settings) is where a launcher
+stops being argument parsing."""
 
 from __future__ import annotations
 
@@ -12,11 +13,20 @@ import pytest
 LAUNCHERS = ("adapters.nemo_gym.__main__", "adapters.openenv.__main__", "adapters.ors.__main__")
 
 
+class Launched(Exception):
+    """Raised by the recording ``launch``: the launcher stops before uvicorn."""
+
+
 def launcher(name: str, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, list[Any]]:
-    """The launcher module with ``serve`` recorded instead of run."""
+    """The launcher module with ``launch`` recorded, and stopping there."""
     module = importlib.import_module(name)
     served: list[Any] = []
-    monkeypatch.setattr(module, "serve", lambda args, build, **options: served.append(args))
+
+    def launch(args: Any, **options: Any) -> None:
+        served.append(args)
+        raise Launched
+
+    monkeypatch.setattr(module, "launch", launch)
     return module, served
 
 
@@ -50,7 +60,8 @@ def test_every_server_takes_the_same_flags(
 ) -> None:
     module, served = launcher(name, monkeypatch)
     flags = ["--host", "127.0.0.1", "--port", "0", "--max-sessions", "3"]
-    module.main([*flags, "--session-timeout", "5", "--max-body-bytes", "1000"])
+    with pytest.raises(Launched):
+        module.main([*flags, "--session-timeout", "5", "--max-body-bytes", "1000"])
     (args,) = served
     assert (args.host, args.port, args.max_sessions) == ("127.0.0.1", 0, 3)
     assert (args.session_timeout, args.max_body_bytes) == (5.0, 1000)
@@ -62,5 +73,6 @@ def test_every_server_takes_the_same_flags(
 
 def test_nemo_gyms_ttl_is_the_same_flag(monkeypatch: pytest.MonkeyPatch) -> None:
     module, served = launcher("adapters.nemo_gym.__main__", monkeypatch)
-    module.main(["--port", "0", "--session-ttl", "7"])
+    with pytest.raises(Launched):
+        module.main(["--port", "0", "--session-ttl", "7"])
     assert served[0].session_timeout == 7.0

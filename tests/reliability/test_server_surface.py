@@ -139,14 +139,22 @@ def test_policy_server_routes_and_default_host() -> None:
 
 def test_server_clis_default_to_loopback(monkeypatch: pytest.MonkeyPatch) -> None:
     """``python -m adapters.openenv`` / ``nemo_gym`` / ``ors`` without ``--host`` bind
-    127.0.0.1 (their flags are ``adapters._serve.server_parser``'s)."""
+    127.0.0.1 (their flags are ``adapters._serve.server_parser``'s; ``launch`` gets them)."""
     import importlib
+
+    class Launched(Exception):
+        pass
+
+    def launch(args: Any, **_: Any) -> None:
+        served.append(args)
+        raise Launched
 
     served: list[Any] = []
     for name in ("adapters.openenv", "adapters.nemo_gym", "adapters.ors"):
         module = importlib.import_module(f"{name}.__main__")
-        monkeypatch.setattr(module, "serve", lambda args, build, **_: served.append(args))
-        module.main(["--port", "0"])
+        monkeypatch.setattr(module, "launch", launch)
+        with pytest.raises(Launched):
+            module.main(["--port", "0"])
     assert [args.host for args in served] == ["127.0.0.1"] * 3
 
 
