@@ -442,6 +442,22 @@ def teacher_replies(pairs: Sequence[tuple[str, str]]) -> dict[str, set[str]]:
     return out
 
 
+def generation_config(tokenizer: Any, max_new_tokens: int, temperature: float = 0.0) -> Any:
+    """The recipe's ``GenerationConfig``: greedy unless ``temperature`` > 0 (then pure
+    sampling at that temperature, no top-k)."""
+    from transformers import GenerationConfig
+
+    sample = temperature > 0
+    return GenerationConfig(
+        do_sample=sample,
+        temperature=temperature if sample else None,
+        top_k=0 if sample else None,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        max_new_tokens=max_new_tokens,
+    )
+
+
 def greedy_replies(
     model: Any,
     tokenizer: Any,
@@ -449,33 +465,26 @@ def greedy_replies(
     max_new_tokens: int,
     batch_size: int = 256,
 ) -> list[str]:
-    """The model's greedy reply to each observation as the only user turn (the
-    prompt evaluation and training use)."""
-    import torch
+    """The model's greedy reply to each observation as the only user turn: the
+    one-decision prompt and the batched generation of the held-out evaluation
+    (``TextRollout.decision_prompt`` and ``TextRollout.generate``)."""
+    from rollouts.training.text_rollout import TextRollout
 
+    rollout = TextRollout(max_new_tokens, history="none")
+    config = generation_config(tokenizer, max_new_tokens)
     replies: list[str] = []
     was_training = model.training
     model.eval()
     try:
         for start in range(0, len(observations), batch_size):
-            prompts = [
-                tokenizer.apply_chat_template(
-                    [{"role": "user", "content": o}], add_generation_prompt=True, tokenize=False
-                )
+            contexts = [
+                rollout.decision_prompt(tokenizer, o)
                 for o in observations[start : start + batch_size]
             ]
-            batch = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
-            with torch.no_grad():
-                out = model.generate(
-                    **batch,
-                    do_sample=False,
-                    max_new_tokens=max_new_tokens,
-                    eos_token_id=tokenizer.eos_token_id,
-                    pad_token_id=tokenizer.pad_token_id,
-                )
-            replies += tokenizer.batch_decode(
-                out[:, batch["input_ids"].shape[1] :], skip_special_tokens=True
+            generated = rollout.generate(
+                model, tokenizer, contexts, config, [tokenizer.eos_token_id]
             )
+            replies += [tokenizer.decode(r, skip_special_tokens=True) for r in generated]
     finally:
         model.train(was_training)
     return replies
@@ -656,19 +665,10 @@ def evaluate_model(
     """Held-out play of every set through ``core.Episode`` (``TextRollout`` with
     one-decision prompts), greedy unless ``temperature`` > 0."""
     import torch
-    from transformers import GenerationConfig
 
     from rollouts.training.text_rollout import TextRollout
 
-    sample = temperature > 0
-    config = GenerationConfig(
-        do_sample=sample,
-        temperature=temperature if sample else None,
-        top_k=0 if sample else None,
-        eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.pad_token_id,
-        max_new_tokens=max_new_tokens,
-    )
+    config = generation_config(tokenizer, max_new_tokens, temperature)
     rollout = TextRollout(max_new_tokens, history="none")
     was_training = model.training
     model.eval()
