@@ -7,6 +7,7 @@ import os
 
 from adapters._serve import launch, positive_int, server_parser
 from core import list_games
+from core.splits import split_games
 
 ORS_REAPER_S = 900.0
 """openreward's own idle reaper (``adapters.ors.server.ORS_REAPER_S``, which imports
@@ -36,10 +37,11 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--seed", type=int, default=0, help="make_tasks seed of the train split")
     args = parser.parse_args(argv)
-    games = [g.strip() for g in args.games.split(",") if g.strip()]
-    unknown = sorted(set(games) - set(list_games()))
-    if unknown or not games:
-        parser.error(f"--games: unknown {unknown or games}; known: {', '.join(list_games())}")
+    try:  # core's check of a split task set (environment_class makes it again)
+        names = [g.strip() for g in args.games.split(",") if g.strip()]
+        games = split_games(names, args.tasks_per_game)
+    except ValueError as e:
+        parser.error(f"--games: {e}")
     if not 0 < args.session_timeout <= ORS_REAPER_S:
         parser.error(f"--session-timeout must be in (0, {ORS_REAPER_S:g}]")
     # Before openreward is imported: no PyPI update check, warnings only in the log.

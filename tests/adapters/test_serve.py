@@ -76,3 +76,17 @@ def test_nemo_gyms_ttl_is_the_same_flag(monkeypatch: pytest.MonkeyPatch) -> None
     with pytest.raises(Launched):
         module.main(["--port", "0", "--session-ttl", "7"])
     assert served[0].session_timeout == 7.0
+
+
+@pytest.mark.parametrize("games", ["chess,tictactoe", ","])
+def test_ors_games_are_checked_by_core(
+    games: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--games`` goes through ``core.splits.split_games``, before the lifeline and
+    openreward: an unknown game, or none, is one usage line and exit 2."""
+    module, served = launcher("adapters.ors.__main__", monkeypatch)
+    with pytest.raises(SystemExit) as info:
+        module.main(["--port", "1", "--games", games])
+    assert info.value.code == 2 and not served
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert last.startswith("python -m adapters.ors: error: --games: games must be some of")
