@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from core.rng import derive_rng
+from core.stats import share
 
 if TYPE_CHECKING:
     from core.episode import Episode
@@ -60,10 +61,10 @@ def batch_means(stats: Sequence[Mapping[str, Any]]) -> dict[str, float]:
         return {}
     turns = sum(s["game_turns"] for s in stats)
     return {
-        "turns": turns / len(stats),
-        "valid_rate": 1.0 - sum(s["game_invalid"] for s in stats) / max(turns, 1),
-        "win_rate": sum(s["game_result"] == "win" for s in stats) / len(stats),
-        "loss_rate": sum(s["game_result"] == "loss" for s in stats) / len(stats),
+        "turns": share(turns, len(stats)),
+        "valid_rate": 1.0 - share(sum(s["game_invalid"] for s in stats), turns),
+        "win_rate": share(sum(s["game_result"] == "win" for s in stats), len(stats)),
+        "loss_rate": share(sum(s["game_result"] == "loss" for s in stats), len(stats)),
     }
 
 

@@ -23,6 +23,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from core.stats import ReplyCounts, ResultCounts, share
+
 RATE_KEYS = (
     "win_rate",
     "draw_rate",
@@ -35,31 +37,20 @@ RATE_KEYS = (
 
 def outcome_rates(trajectories: Iterable[Mapping[str, Any]]) -> dict[str, float]:
     """The rates above over finished trajectories (unfinished ones are counted
-    in nothing but their replies). No games: every rate is 0.0."""
-    games = wins = draws = losses = forfeits = 0
-    replies = invalid = format_errors = 0
-    for trajectory in trajectories:
-        events = trajectory.get("events") or []
-        replies += len(events)
-        invalid += sum(1 for e in events if e.get("error") is not None)
-        format_errors += sum(1 for e in events if e.get("error") == "format")
-        result = trajectory.get("result")
-        if result is None:
-            continue
-        games += 1
-        wins += result == "win"
-        draws += result == "draw"
-        losses += result == "loss"
-        forfeits += trajectory.get("termination") == "forfeit"
+    in nothing but their replies). No games: every rate is 0.0. The counting is
+    :mod:`core.stats`'s."""
+    rows = list(trajectories)
+    replies = ReplyCounts.of(e for t in rows for e in t.get("events") or [])
+    games = ResultCounts.of(rows)
     return {
-        "win_rate": wins / games if games else 0.0,
-        "draw_rate": draws / games if games else 0.0,
-        "loss_rate": losses / games if games else 0.0,
-        "invalid_move_rate": invalid / replies if replies else 0.0,
-        "format_error_rate": format_errors / replies if replies else 0.0,
-        "forfeit_rate": forfeits / games if games else 0.0,
-        "games": float(games),
-        "replies": float(replies),
+        "win_rate": share(games.wins, games.games),
+        "draw_rate": share(games.draws, games.games),
+        "loss_rate": share(games.losses, games.games),
+        "invalid_move_rate": replies.invalid_rate,
+        "format_error_rate": replies.format_error_rate,
+        "forfeit_rate": share(games.forfeits, games.games),
+        "games": float(games.games),
+        "replies": float(replies.replies),
     }
 
 

@@ -16,16 +16,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.stats import RESULTS, bucket_label, wilson_interval
 from rollouts.drivers.base import RolloutRecord
 from rollouts.evaluation.summary import (
-    RESULTS,
     Divergence,
     Summary,
-    bucket_label,
     summarize,
     summary_rows,
     trajectory_mode,
-    wilson_interval,
 )
 
 PALETTE = (

@@ -4,7 +4,9 @@
 Wilson intervals, the mean of each reward component, invalid-reply and
 format-failure rates (per reply), turns, tokens, throughput and the
 environment + framework time per step, plus the same broken down by the
-difficulty bucket of ``random_move_prob``.
+difficulty bucket of ``random_move_prob``. The counting, the intervals and the
+buckets are :mod:`core.stats`'s; this module gathers them per record set and
+formats them.
 
 ``check_identity(by_framework, references)`` compares trajectories across
 frameworks task by task and names the first divergent task and step.
@@ -12,60 +14,20 @@ frameworks task by task and names the first divergent task and step.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from itertools import pairwise
 from typing import Any
 
+from core.stats import (
+    DEFAULT_BUCKETS,
+    RESULTS,
+    Rate,
+    ReplyCounts,
+    ResultCounts,
+    by_difficulty,
+    share,
+)
 from rollouts.drivers.base import RolloutRecord
-
-Z95 = 1.959963984540054
-"""The two-sided 95% normal quantile."""
-RESULTS = ("win", "draw", "loss")
-DEFAULT_BUCKETS = (0.0, 0.25, 0.5, 0.75, 1.0)
-"""Edges of the ``random_move_prob`` difficulty buckets (last bucket closed)."""
-
-
-def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
-    """The Wilson score interval for a binomial proportion.
-
-    >>> wilson_interval(0, 0)
-    (0.0, 1.0)
-    >>> lo, hi = wilson_interval(5, 10)
-    >>> round(lo, 4), round(hi, 4)
-    (0.2366, 0.7634)
-    """
-    if n <= 0:
-        return (0.0, 1.0)
-    if not 0 <= successes <= n:
-        raise ValueError(f"successes must be in 0..{n}, got {successes}")
-    p = successes / n
-    denom = 1.0 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    low = 0.0 if successes == 0 else max(0.0, centre - half)
-    high = 1.0 if successes == n else min(1.0, centre + half)  # exact at the edges (no 0.999..)
-    return (low, high)
-
-
-@dataclass(frozen=True)
-class Rate:
-    """A proportion with its 95% Wilson interval."""
-
-    count: int
-    n: int
-    rate: float
-    low: float
-    high: float
-
-    @classmethod
-    def of(cls, count: int, n: int) -> Rate:
-        low, high = wilson_interval(count, n)
-        return cls(count, n, count / n if n else 0.0, low, high)
-
-    def __str__(self) -> str:
-        return f"{self.rate:.3f} [{self.low:.3f}, {self.high:.3f}]"
 
 
 @dataclass(frozen=True)
@@ -104,19 +66,7 @@ class Summary:
 
 
 def _mean(values: Sequence[float]) -> float:
-    return sum(values) / len(values) if values else 0.0
-
-
-def bucket_label(prob: float, edges: Sequence[float] = DEFAULT_BUCKETS) -> str:
-    """The difficulty bucket of a ``random_move_prob``, e.g. ``"0.25-0.50"``.
-
-    >>> bucket_label(0.0), bucket_label(0.3), bucket_label(1.0)
-    ('0.00-0.25', '0.25-0.50', '0.75-1.00')
-    """
-    for lo, hi in pairwise(edges):
-        if lo <= prob < hi:
-            return f"{lo:.2f}-{hi:.2f}"
-    return f"{edges[-2]:.2f}-{edges[-1]:.2f}"
+    return share(sum(values), len(values))
 
 
 def _as_record(r: RolloutRecord | Mapping[str, Any]) -> RolloutRecord:
@@ -152,44 +102,31 @@ def summarize(
         src = str((r.error or {}).get("source", "framework"))
         failed_by_source[src] = failed_by_source.get(src, 0) + 1
     n = len(recs)
-    counts = dict.fromkeys(RESULTS, 0)
+    games = ResultCounts.of(r.trajectory for r in recs)
+    replies = ReplyCounts.of(e for r in recs for e in r.trajectory.get("events", []))
     terminations: dict[str, int] = {}
     component_values: dict[str, list[float]] = {}
-    replies = invalid = fmt = illegal = 0
     for rec in recs:
-        traj = rec.trajectory
-        result = traj.get("result")
-        if result in counts:
-            counts[result] += 1
-        term = str(traj.get("termination"))
+        term = str(rec.trajectory.get("termination"))
         terminations[term] = terminations.get(term, 0) + 1
         for name, value in (rec.reward.get("components") or {}).items():
             component_values.setdefault(name, []).append(float(value))
-        for event in traj.get("events", []):
-            replies += 1
-            error = event.get("error")
-            invalid += error is not None
-            fmt += error == "format"
-            illegal += error == "illegal_move"
     wall = sum(r.wall_seconds for r in recs)
     run_time = elapsed if elapsed is not None else wall
     steps = sum(r.steps for r in recs)
-    by_difficulty: dict[str, Summary] = {}
+    breakdown: dict[str, Summary] = {}
     if buckets is not None and n and not _all_one_player(recs):
-        groups: dict[str, list[RolloutRecord]] = {}
-        for rec in recs:
-            label = bucket_label(float(rec.task.get("random_move_prob", 0.0)), buckets)
-            groups.setdefault(label, []).append(rec)
-        by_difficulty = {k: summarize(v, buckets=None) for k, v in sorted(groups.items())}
+        groups = by_difficulty(recs, lambda r: r.task, buckets)
+        breakdown = {k: summarize(v, buckets=None) for k, v in groups.items()}
     return Summary(
         episodes=n,
-        results={k: Rate.of(v, n) for k, v in counts.items()},
+        results={k: Rate.of(games.count(k), n) for k in RESULTS},
         reward_mean=_mean([float(r.reward.get("total", 0.0)) for r in recs]),
         components={k: _mean(v) for k, v in sorted(component_values.items())},
-        replies=replies,
-        invalid_rate=invalid / replies if replies else 0.0,
-        format_error_rate=fmt / replies if replies else 0.0,
-        illegal_rate=illegal / replies if replies else 0.0,
+        replies=replies.replies,
+        invalid_rate=replies.invalid_rate,
+        format_error_rate=replies.format_error_rate,
+        illegal_rate=replies.illegal_rate,
         mean_turns=_mean([float(r.steps) for r in recs]),
         mean_tokens=_mean([float(r.completion_tokens) for r in recs]),
         total_tokens=sum(r.completion_tokens for r in recs),
@@ -197,7 +134,7 @@ def summarize(
         episodes_per_second=n / run_time if run_time > 0 else 0.0,
         env_ms_per_step=1000.0 * sum(r.env_seconds for r in recs) / steps if steps else 0.0,
         terminations=dict(sorted(terminations.items())),
-        by_difficulty=by_difficulty,
+        by_difficulty=breakdown,
         failed=len(failures),
         failed_by_source=dict(sorted(failed_by_source.items())),
     )

@@ -8,15 +8,14 @@ import math
 
 import pytest
 
+from core.stats import bucket_label, wilson_interval
 from rollouts.drivers.base import RolloutRecord
 from rollouts.evaluation.summary import (
-    bucket_label,
     check_identity,
     first_difference,
     format_comparison,
     format_summary,
     summarize,
-    wilson_interval,
 )
 
 
