@@ -6,7 +6,8 @@ WebSocket (today OpenEnv's: ``adapters/openenv/limits.py`` says how its protocol
 words the replies). ``WebSocketLimits`` is ``adapters._asgi.BodyLimitMiddleware``
 (HTTP: 413, 400 for lone surrogates) plus, on each WebSocket connection:
 
-* a message that is JSON but not an object, or a binary frame, gets an error reply
+* a message that is JSON but not an object, or nests deeper than
+  ``adapters._asgi.MAX_JSON_DEPTH``, or a binary frame, gets an error reply
   (:meth:`WebSocketLimits.error_frame`) and the session goes on; JSON that does not
   parse goes through (the framework answers it);
 * a message over ``max_body_bytes`` gets an error reply and the session goes on
@@ -32,7 +33,16 @@ import json
 import logging
 import time
 
-from adapters._asgi import ASGIApp, BodyLimitMiddleware, Message, Receive, Scope, Send
+from adapters._asgi import (
+    MAX_JSON_DEPTH,
+    ASGIApp,
+    BodyLimitMiddleware,
+    Message,
+    Receive,
+    Scope,
+    Send,
+    too_deep,
+)
 from adapters._reclaim import Reclaimer
 
 IDLE_CLOSE_CODE = 4408
@@ -146,6 +156,12 @@ def objects_only(receive: Receive, send: Send, limits: WebSocketLimits) -> Recei
                         f"{max_bytes} bytes: refused, the session goes on",
                     )
                     continue
+            if text is not None and too_deep(text.encode("utf-8", "surrogatepass")):
+                await refuse(
+                    NOT_OBJECT,
+                    f"a message must nest arrays and objects at most {MAX_JSON_DEPTH} deep",
+                )
+                continue
             if text is not None:
                 if text.lstrip()[:1] == "{":
                     return message

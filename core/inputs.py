@@ -6,6 +6,8 @@ reset arguments, and text a JSON reply could not carry back.
   framework's own columns left out, unknown ones ignored);
 * ``task_from_arguments``: the task of a ``reset(task=row)`` or
   ``reset(seed=..., **fields)`` call, never both;
+* both refuse a ``task`` that is not a row (a JSON object), and ``Task`` refuses
+  a seed outside ``0..core.tasks.MAX_SEED``: one rule for every server;
 * ``require_unicode``: a reply or tool arguments holding a lone UTF-16 surrogate
   are refused (``NotUnicodeError``) before they reach a game: no UTF-8 JSON reply
   could carry them back.
@@ -36,6 +38,7 @@ def task_from_row(row: Mapping[str, Any], default_game: str, ignore: Iterable[st
     """The task of ``row``: its ``task`` field (strict), else its top-level fields but
     ``ignore`` (lenient); ``default_game`` where it names none."""
     raw = row.get("task")
+    _require_row(raw)
     skip = set(ignore)
     fields = (
         dict(raw) if isinstance(raw, Mapping) else {k: v for k, v in row.items() if k not in skip}
@@ -55,11 +58,22 @@ def task_from_arguments(
         raise ResetArgumentsError(
             f"pass a task row or task fields, not both (got {sorted(fields)})"
         )
+    _require_row(task)
     if task is not None:
         return Task.from_dict(dict(task))
     return Task.from_dict(
         {"game": default_game, **({} if seed is None else {"seed": seed}), **fields}
     )
+
+
+def _require_row(task: object) -> None:
+    """A ``task`` given at all must be a task row (a JSON object): ``"tictactoe"``,
+    ``5`` or a list is refused, never read as fields nor replaced by the default game."""
+    if task is not None and not isinstance(task, Mapping):
+        raise TaskError(
+            f"task must be a task row (a JSON object such as "
+            f'{{"game": "tictactoe", "seed": 0}}), not {type(task).__name__}: {str(task)[:80]}'
+        )
 
 
 def require_unicode(value: Any) -> Any:

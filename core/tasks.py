@@ -32,6 +32,12 @@ class TaskError(ValueError):
     """A task row is malformed: unknown field, wrong type or value out of range."""
 
 
+MAX_SEED = 2**63 - 1
+"""The largest task seed. A seed is an int in ``0..MAX_SEED`` (a signed 64-bit
+integer, what every framework's dataset columns hold), the one rule every server
+and the play server apply, through :class:`Task`."""
+
+
 @dataclass(frozen=True)
 class Task:
     """One game to play. Every field is a JSON scalar."""
@@ -65,7 +71,10 @@ class Task:
 
     def __post_init__(self) -> None:
         spec = _game(self.game).spec
-        _check(_is_int(self.seed), f"seed must be an int, got {self.seed!r}")
+        _check(
+            _is_int(self.seed) and 0 <= self.seed <= MAX_SEED,
+            f"seed must be an int in 0..{MAX_SEED} (2**63 - 1), got {self.seed!r}",
+        )
         players = spec.num_players
         _check(
             _is_int(self.model_player) and 0 <= self.model_player < players,

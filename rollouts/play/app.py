@@ -38,6 +38,7 @@ except ImportError as e:  # pragma: no cover - exercised only without the extra
 from adapters._asgi import BodyLimitMiddleware
 from core.games import list_games, make_game
 from core.opponents import OPPONENT_KINDS
+from core.tasks import MAX_SEED
 from rollouts.play import replay
 from rollouts.play.session import (
     EndpointModel,
@@ -74,7 +75,7 @@ class NewSession(BaseModel):
     opponent: Literal["minimax", "random"] = "minimax"
     depth: int = Field(2, ge=1, le=MAX_DEPTH)
     random_move_prob: float = Field(0.0, ge=0.0, le=1.0)
-    seed: int = Field(0, ge=0, le=2**31 - 1)
+    seed: int = Field(0, ge=0, le=MAX_SEED)  # core's one seed rule (core.tasks)
     max_invalid_moves: int = Field(3, ge=0, le=50)
     model: Literal["scripted", "endpoint"] = "scripted"
     policy: str = Field(DEFAULT_POLICY, max_length=64)

@@ -61,6 +61,11 @@ def _big(server: str, body: Any) -> Any:
     return b'{"x": "' + b"a" * (LIMIT[server] + 1024) + b'"}'
 
 
+NESTED = b"[" * 100_000
+"""100,000 nested ``[``: Python's ``json`` raised RecursionError (a 500) before every
+server refused nesting past ``adapters._asgi.MAX_JSON_DEPTH``."""
+SEED_RULE = "seed must be an int in 0.."
+"""core's one seed rule (``core.tasks.MAX_SEED``), the same words from every server."""
 SURROGATE = b'{"reply": "\\ud800", "move": "\\udfff", "action": {"reply": "\\ud800"}}'
 TIMEOUT = 30.0  # a hang fails the test
 ROW = make_row(Task(game="tictactoe", seed=1))
@@ -114,6 +119,11 @@ HTTP_CASES: list[tuple[str, str, str, Any, int, str]] = [
     (OE, "POST", "/reset", {"task": {"game": "nim", "depth": 99}}, 422, "depth must be"),
     (OE, "POST", "/reset", {"bogus": 1}, 422, "unknown task fields"),
     (OE, "POST", "/reset", {"task": {"game": "nim"}, "depth": 3}, 422, "not both"),
+    (OE, "POST", "/reset", {"task": "tictactoe"}, 422, "task must be a task row"),
+    (OE, "POST", "/reset", {"seed": -1}, 422, "greater than or equal to 0"),  # OpenEnv's own
+    (OE, "POST", "/reset", {"task": {"game": "nim", "seed": -1}}, 422, SEED_RULE),
+    (OE, "POST", "/reset", {"seed": 2**70}, 422, SEED_RULE),
+    (OE, "POST", "/reset", NESTED, 400, "deeper than 64"),
     (OE, "POST", "/step", {"action": {"reply": "<move>4</move>"}}, 409, "call reset"),
     (OE, "POST", "/step", {"action": {"reply": 1}}, 422, "valid string"),
     (OE, "POST", "/step", {"action": {"reply": "a", "move": "b"}}, 422, "exactly one"),
@@ -128,6 +138,9 @@ HTTP_CASES: list[tuple[str, str, str, Any, int, str]] = [
     (GYM, "POST", "/reset", [1, 2], 422, "valid dictionary"),
     (GYM, "POST", "/reset", {}, 422, "Field required"),
     (GYM, "POST", "/reset", BAD_ROW, 422, "game must be one of"),
+    (GYM, "POST", "/reset", {**ROW, "task": "tictactoe"}, 422, "task must be a task row"),
+    (GYM, "POST", "/reset", {**ROW, "task": {**ROW["task"], "seed": -1}}, 422, SEED_RULE),
+    (GYM, "POST", "/reset", NESTED, 400, "deeper than 64"),
     (GYM, "POST", "/step", {**ROW, "response": 5}, 422, "response"),
     (
         GYM,
@@ -144,6 +157,15 @@ HTTP_CASES: list[tuple[str, str, str, Any, int, str]] = [
     (GYM, "POST", "/aggregate_metrics", {"verify_responses": 5}, 422, "valid list"),
     (TOOLS, "POST", "/seed_session", b"{not json", 422, "JSON decode error"),
     (TOOLS, "POST", "/seed_session", BAD_TOOLS_ROW, 422, "game must be one of"),
+    (TOOLS, "POST", "/seed_session", {**TOOLS_ROW, "task": 5}, 422, "task must be a task row"),
+    (
+        TOOLS,
+        "POST",
+        "/seed_session",
+        {**TOOLS_ROW, "task": {**TOOLS_ROW["task"], "seed": 2**70}},
+        422,
+        SEED_RULE,
+    ),
     (TOOLS, "POST", "/make_move", {"move": "4"}, 404, "no game in this session"),
     # /make_move's body is the call's raw arguments, any JSON (core judges them, issue
     # 12): a list is a move to judge, so without a game it is the missing session.
@@ -170,6 +192,7 @@ HTTP_CASES: list[tuple[str, str, str, Any, int, str]] = [
     (ORS, "POST", "/create", {"task_spec": {"game": "tictactoe"}}, 400, "X-Session-ID"),
     (ORS, "POST", "/create", BIG, 413, "exceeds the limit"),
     (ORS, "POST", "/create", SURROGATE, 400, "lone UTF-16 surrogate"),
+    (ORS, "POST", "/create", NESTED, 400, "deeper than 64"),
     (ORS, "POST", "/gamebridge/tasks", {"split": "nope"}, 400, "Invalid split"),
     (ORS, "POST", "/gamebridge/tasks", [1], 422, "valid dictionary"),
     (ORS, "POST", "/gamebridge/tasks", {}, 422, "Field required"),
@@ -189,7 +212,7 @@ def _marks(server: str) -> list[Any]:
 def _case_id(case: tuple[str, str, str, Any, int, str]) -> str:
     server, method, path, body, status, _ = case
     kind = (
-        "big" if body is BIG else "surrogate" if body is SURROGATE
+        "big" if body is BIG else "surrogate" if body is SURROGATE else "nested" if body is NESTED
         else "malformed" if isinstance(body, bytes) else type(body).__name__
     )  # fmt: skip
     return f"{server}-{method}{path}-{kind}-{status}"
@@ -258,6 +281,8 @@ def test_openenv_ws_errors_are_replies_and_the_session_survives(
         _error(_ask(ws, "{not json"), "INVALID_JSON", "Invalid JSON")
         _error(_ask(ws, "[1, 2]"), "INVALID_JSON", "must be a JSON object, not list")
         _error(_ask(ws, "5"), "INVALID_JSON", "must be a JSON object, not int")
+        _error(_ask(ws, NESTED.decode()), "INVALID_JSON", "at most 64 deep")
+        _error(_ask(ws, '{"type": "reset", "data": ' + "[" * 99_000), "INVALID_JSON", "64 deep")
         ws.send(b'{"type": "state"}')
         _error(json.loads(ws.recv(timeout=TIMEOUT)), "INVALID_JSON", "text frame")
         _error(_ask(ws, {"type": "fly"}), "UNKNOWN_TYPE", "fly")
@@ -430,6 +455,8 @@ ORS_SESSION_CASES: list[tuple[str, str, dict[str, str], Any, int, str]] = [
     ("POST", "/create", NEW_SID, {"task_spec": {"game": "chess"}}, 422, "game must be one of"),
     ("POST", "/create", NEW_SID, {"task_spec": {"bogus": 1}}, 422, "unknown task fields"),
     ("POST", "/create", NEW_SID, {"task_spec": {"depth": 99}}, 422, "depth must be"),
+    ("POST", "/create", NEW_SID, {"task_spec": {"seed": -1}}, 422, SEED_RULE),
+    ("POST", "/create", NEW_SID, {"task_spec": {"seed": 2**70}}, 422, SEED_RULE),
     ("POST", "/create", NEW_SID, {"task_spec": [1, 2]}, 422, "valid dictionary"),
     ("POST", "/create", NEW_SID, {}, 422, "Provide either task_spec"),
     ("POST", "/create", NEW_SID, {"split": "train"}, 422, "Provide either task_spec"),
@@ -563,6 +590,7 @@ POLICY_CASES: list[tuple[str, str, Any, int, str]] = [
     ),
     ("POST", "/v1/chat/completions", {"messages": [{"role": "x"}]}, 400, "chat role"),
     ("POST", "/v1/chat/completions", BIG, 413, "exceeds the limit"),
+    ("POST", "/v1/chat/completions", NESTED, 400, "deeper than 64"),
     ("POST", "/v1/responses", {"input": 5}, 400, "input must be"),
     (
         "POST",
