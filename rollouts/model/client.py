@@ -129,12 +129,43 @@ def _parse_arguments(raw: Any) -> Any:
     return decode_tool_arguments(raw)
 
 
+def completion_problem(body: Any) -> str | None:
+    """Why a 2xx JSON body is not a usable completion, or ``None`` when it is: the one
+    malformed-reply rule of every framework (:class:`ChatClient` and the gateway in
+    front of the frameworks that call the model themselves), so a malformed 200 is
+    retried everywhere the same way. A Chat Completions body needs a non-empty
+    ``choices`` list whose first choice holds a ``message`` object; a Responses API
+    body an ``output`` list.
+
+    >>> completion_problem({"choices": []})
+    'a completion with no choices'
+    >>> completion_problem({"choices": [{"message": {"content": "<move>4</move>"}}]}) is None
+    True
+    """
+    if not isinstance(body, dict):
+        return f"JSON that is not a completion: {str(body)[:120]}"
+    if "choices" in body:
+        choices = body["choices"]
+        if not isinstance(choices, list) or not choices:
+            return "a completion with no choices"
+        first = choices[0]
+        if not isinstance(first, dict) or not isinstance(first.get("message"), dict):
+            return f"a choice with no message object: {str(first)[:120]}"
+        return None
+    if "output" in body:
+        if not isinstance(body["output"], list):
+            return f"a response whose output is not a list: {str(body['output'])[:120]}"
+        return None
+    return f"JSON that is not a completion: {str(body)[:120]}"
+
+
 def parse_completion(body: Any) -> Completion:
     """A :class:`Completion` from a ``/chat/completions`` JSON body."""
-    if not isinstance(body, dict) or not body.get("choices"):
-        raise ModelError(f"not a chat completion: {str(body)[:300]}")
+    problem = completion_problem(body)
+    if problem is not None or "choices" not in body:
+        raise ModelError(f"not a chat completion: {problem or str(body)[:300]}")
     choice = body["choices"][0]
-    message = choice.get("message") or {}
+    message = choice["message"]
     calls = []
     for i, tc in enumerate(message.get("tool_calls") or []):
         fn = tc.get("function") or {}

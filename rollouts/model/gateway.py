@@ -5,7 +5,8 @@ the model themselves (Verifiers' interception client, NeMo Gym's agent).
 PORT/v1``) in a thread; the framework is pointed there instead of at the endpoint.
 Each request is forwarded to the same path under ``upstream`` and retried under the
 policy (connection errors, timeouts, 408/425/429/5xx, malformed bodies: not JSON, not
-a completion, a stream cut before its end). The answer is buffered and checked before
+a completion by ``rollouts.model.client.completion_problem`` (the rule ``ChatClient``
+applies: no choices, a choice without a message), a stream cut before its end). The answer is buffered and checked before
 it is passed on, so a framework only ever sees a whole good answer, or, once the
 retries are spent, a 502 whose JSON ``error.message`` names the endpoint and the
 cause (with ``x-should-retry: false``, which OpenAI's client obeys, so nobody retries
@@ -26,7 +27,7 @@ from typing import Any, Self
 
 import httpx
 
-from rollouts.model.client import DEFAULT_POLICY, RETRY_STATUS, CallPolicy
+from rollouts.model.client import DEFAULT_POLICY, RETRY_STATUS, CallPolicy, completion_problem
 
 HOP_HEADERS = {"host", "content-length", "connection", "transfer-encoding", "accept-encoding"}
 
@@ -51,9 +52,7 @@ def malformed(body: bytes, content_type: str, streamed: bool) -> str | None:
         value = json.loads(body)
     except ValueError:
         return f"a body that is not JSON ({len(body)} bytes): {body[:120]!r}"
-    if not isinstance(value, dict) or not ("choices" in value or "output" in value):
-        return f"JSON that is not a completion: {str(value)[:120]}"
-    return None
+    return completion_problem(value)  # the rule ChatClient applies too
 
 
 class _QuietServer(ThreadingHTTPServer):

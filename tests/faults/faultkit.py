@@ -3,7 +3,7 @@
 * :class:`FaultProxy`: an HTTP proxy in front of a policy server (in a thread of the
   test process) that adds latency (so runs can be killed mid-way) and injects one
   endpoint fault: ``500``, ``429``, ``truncated`` (a 200 whose JSON or event stream is
-  cut), ``huge`` (a 200 whose reply text is 20 MB), ``hang`` (no answer) or ``drop``
+  cut), ``empty`` (a 200 with ``"choices": []``), ``huge`` (a 200 whose reply text is 20 MB), ``hang`` (no answer) or ``drop``
   (the connection closed), on every ``every``-th request or all of them. When the
   upstream is down it drops the connection, as a dead endpoint would.
 * :func:`policy_server` starts ``gamebridge serve-policy`` as its own process (so a
@@ -32,7 +32,9 @@ from rollouts.model.gateway import LocalProxy
 from rollouts.model.servers import free_port, start_server
 
 ROOT = Path(__file__).resolve().parents[2]
-FAULTS = ("500", "429", "truncated", "huge", "hang", "drop")
+FAULTS = ("500", "429", "truncated", "empty", "huge", "hang", "drop")
+EMPTY_COMPLETION = b'{"id": "chatcmpl-empty", "object": "chat.completion", "choices": []}'
+"""A 200 that is JSON but no completion: what some endpoints answer under load."""
 HUGE_BYTES = 20 * 1024 * 1024
 
 
@@ -106,6 +108,9 @@ class FaultProxy(LocalProxy):
             req.close_connection = True
             with suppress(OSError):
                 req.connection.shutdown(2)
+            return
+        if fault == "empty":
+            self._reply(req, 200, EMPTY_COMPLETION, "application/json")
             return
         if fault in ("500", "429"):
             self._reply(req, int(fault), b'{"error": {"message": "injected fault"}}', "")

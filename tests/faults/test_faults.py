@@ -209,3 +209,27 @@ def test_make_faults_smoke() -> None:
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__, "-q"]))
+
+
+@pytest.mark.parametrize(
+    "framework", ["core", "verifiers", pytest.param("nemo_gym", marks=pytest.mark.nemo)]
+)
+def test_an_empty_choices_200_is_retried_by_every_framework(framework: str, tmp_path: Path) -> None:
+    """A 200 whose body is ``{"choices": []}`` on every 3rd call is malformed by the one
+    rule (``rollouts.model.client.completion_problem``): retried alike by core's client
+    and by the gateway in front of Verifiers and NeMo Gym, so every task finishes
+    (Verifiers failed 6 of 6 with ``list index out of range``)."""
+    ok, why = driver_status(framework)
+    if not ok:
+        pytest.skip(why)
+    n = 4
+    with policy_server(POLICY) as srv, FaultProxy(srv.base_url + "/v1") as proxy:
+        proxy.set_fault("empty", every=3)
+        out = tmp_path / f"{framework}.jsonl"
+        argv = eval_argv(framework, n, out, proxy.url, *CALL)
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+        injected = proxy.injected
+    assert done.returncode == 0, done.stderr[-3000:]
+    run = read_run(out)
+    assert len(run.records) == n and not any(r.error for r in run.records.values())
+    assert injected >= 1
