@@ -783,6 +783,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ImportError as e:  # a missing extra: its message names what to install
         _err(_first_line(e))
         return 2
+    except KeyboardInterrupt:  # Ctrl-C on a server (serve-policy, play): one line, no traceback
+        _err(f"{argv[0] if argv else 'gamebridge'}: stopped (interrupted)")
+        return 130
     if args.hard_exit is not None and threading.active_count() > 1 and _is_console():
         # Stopped now: episodes still running in worker threads are abandoned (their
         # servers are already stopped); do not wait for them at interpreter exit.

@@ -127,3 +127,11 @@ def test_compare_runs_the_trained_model_through_every_framework(
     out = capsys.readouterr().out
     assert "IDENTICAL across" in out, out[-2000:]
     assert code == 0
+
+
+def test_health_answers_200_for_the_model_backend(server: str) -> None:
+    """``GET /health`` on ``serve-policy --model-path`` (the transformers backend has no
+    scripted seed: it answered 500 with ``AttributeError: ... 'seed'``)."""
+    health = httpx.get(server.removesuffix("/v1") + "/health", timeout=30)
+    assert health.status_code == 200, health.text[:300]
+    assert health.json()["status"] == "ok" and health.json()["policy"].startswith("model:")

@@ -1,0 +1,48 @@
+"""Ctrl-C on a long-running command that serves (``serve-policy``, ``play``): exit 130
+and one line saying so, no traceback (uvicorn re-raised the signal as a
+``KeyboardInterrupt``: a 32-line traceback and exit -2)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize(
+    ("argv", "ready"),
+    [
+        (["serve-policy", "--port", "0"], "policy server ("),
+        (["play", "--port", "0"], "gamebridge play: http://"),
+    ],
+    ids=["serve-policy", "play"],
+)
+def test_ctrl_c_exits_130_with_one_line(argv: list[str], ready: str) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rollouts.cli", *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        start_new_session=True,  # its own group: the SIGINT a terminal sends to the group
+    )
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        assert ready in first, first
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err[-2000:]
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err[-2000:]
+    ours = [line for line in err.splitlines() if line.startswith("gamebridge:")]
+    assert ours == [f"gamebridge: {argv[0]}: stopped (interrupted)"], err[-2000:]
