@@ -46,6 +46,8 @@ _LAZY = {
     "make_opponent": "core.opponents",
     "MoveListOpponent": "core.opponents",
     "NoMoveLeftError": "core.opponents",
+    "check_game": "core.checks",
+    "GameContractError": "core.checks",
 }
 
 
