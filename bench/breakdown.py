@@ -37,6 +37,7 @@ from bench.steps import STEP_GAMES, Game
 from core import prompts
 from core.episode import Episode
 from core.parsing import parse_reply
+from rollouts.frameworks import adapter_frameworks
 
 PHASES = ("parse", "apply", "opponent", "render", "record")
 PASSES = 3
@@ -236,7 +237,7 @@ def share_rows(rows: Sequence[Row]) -> tuple[list[Row], list[str]]:
             add(framework, "step p50 (wall clock)", [v * 1e3 for v in row.values], row.name)
     missing = [
         name
-        for name in ("GEM", "SkyRL Gym", "TRL", "OpenEnv", "NeMo Gym", "Verifiers")
+        for name in (fw.title for fw in adapter_frameworks())
         if not any(f.startswith(name) for f in found)
     ]
     note = (

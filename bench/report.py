@@ -177,21 +177,37 @@ def _version(dist: str) -> str:
         return "not installed"
 
 
-def _nemo_version() -> str:
-    python = ROOT / ".venv-nemo" / "bin" / "python"
+def _venv_version(venv: str, dist: str) -> str:
+    """``dist``'s version in the framework's own virtual environment."""
+    python = ROOT / venv / "bin" / "python"
     if not python.exists():
-        return "not installed (.venv-nemo missing)"
+        return f"not installed ({venv} missing)"
+    probe = (
+        "import importlib.metadata as m, sys; "
+        f"print(m.version({dist!r}), '%d.%d' % sys.version_info[:2])"
+    )
     try:
         out = subprocess.run(
-            [str(python), "-c", "import importlib.metadata as m; print(m.version('nemo-gym'))"],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=True,
+            [str(python), "-c", probe], capture_output=True, text=True, timeout=60, check=True
         )
-    except (OSError, subprocess.SubprocessError):
+        version, py = out.stdout.split()
+    except (OSError, subprocess.SubprocessError, ValueError):
         return "unknown"
-    return out.stdout.strip() + " (.venv-nemo, Python 3.12)"
+    return f"{version} ({venv}, Python {py})"
+
+
+def framework_versions() -> dict[str, str]:
+    """Each framework's distribution and its version where it is installed (the
+    framework manifest, ``rollouts.frameworks``)."""
+    from rollouts.frameworks import FRAMEWORKS
+
+    return {
+        f.distribution: _version(f.distribution)
+        if f.venv == ".venv"
+        else _venv_version(f.venv, f.distribution)
+        for f in FRAMEWORKS.values()
+        if f.distribution
+    }
 
 
 def load_average() -> str:
@@ -226,12 +242,7 @@ def machine() -> dict[str, str]:
         "Python": platform.python_version(),
         "OS": f"{platform.system()} {platform.release()}",
         "open-spiel (pyspiel)": _version("open-spiel"),
-        "gem-llm": _version("gem-llm"),
-        "skyrl-gym": _version("skyrl-gym"),
-        "trl": _version("trl"),
-        "verifiers": _version("verifiers"),
-        "openenv-core": _version("openenv-core"),
-        "nemo-gym": _nemo_version(),
+        **framework_versions(),
     }
 
 

@@ -51,7 +51,6 @@ from bench.report import (
     write_doc,
 )
 
-SERVERS = ("openenv", "nemo_gym", "nemo_gym_tools", "ors", "verifiers")
 LABELS = {
     "openenv": "OpenEnv (WebSocket)",
     "nemo_gym": "NeMo Gym gymnasium (HTTP)",
@@ -59,6 +58,9 @@ LABELS = {
     "ors": "ORS (HTTP + SSE)",
     "verifiers": "Verifiers (in process, interception server)",
 }
+SERVERS = tuple(LABELS)
+"""The servers measured against their floor: one label each (driver names of the
+framework manifest, ``rollouts.frameworks``)."""
 VERIFIERS_FLOOR_ID = "tictactoe-floor"
 """The Verifiers floor's taskset id (``bench.floors.verifiers``, registered as the
 top-level module ``tictactoe_floor``: Verifiers imports a taskset id as one)."""

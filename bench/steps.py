@@ -35,6 +35,7 @@ from rollouts.drivers.sessions import (
     SkyRLSession,
     TRLSession,
 )
+from rollouts.frameworks import FRAMEWORKS, TEXT
 
 STEP_GAMES = ("tictactoe", "connect_four", "othello")
 PASSES = 3
@@ -114,15 +115,15 @@ def _core_text(game: Game) -> tuple[Callable[[str], Any], list[str]]:
     return _session(CoreSession(), game)
 
 
-def _gem(game: Game) -> tuple[Callable[[str], Any], list[str]]:
+def _steps_gem(game: Game) -> tuple[Callable[[str], Any], list[str]]:
     return _session(GemSession(), game)
 
 
-def _skyrl(game: Game) -> tuple[Callable[[str], Any], list[str]]:
+def _steps_skyrl_gym(game: Game) -> tuple[Callable[[str], Any], list[str]]:
     return _session(SkyRLSession(), game)
 
 
-def _trl(game: Game) -> tuple[Callable[[str], Any], list[str]]:
+def _steps_trl(game: Game) -> tuple[Callable[[str], Any], list[str]]:
     session = TRLSession()
     session.open(game.task)
     return session.move, list(game.moves)
@@ -168,11 +169,19 @@ def _time_pair(
     return a_total, b_total
 
 
-ADAPTERS: tuple[tuple[str, str, Stepper, Stepper], ...] = (
-    ("GEM", "`GameEnv.step(text)`", _gem, _core_text),
-    ("SkyRL Gym", "`GameTextEnv.step(text)`", _skyrl, _core_text),
-    ("TRL", "`GameEnvironment.make_move(move)`", _trl, _episode_tool),
+ADAPTERS: tuple[tuple[str, str, Stepper, Stepper], ...] = tuple(
+    (
+        f.title,
+        f.step_call,
+        globals()[f"_steps_{f.id}"],
+        _core_text if TEXT in f.modes else _episode_tool,
+    )
+    for f in FRAMEWORKS.values()
+    if f.step_call
 )
+"""The in-process adapters timed against the bare Episode: every framework of the
+manifest with a ``step_call`` (``rollouts.frameworks``), stepped by ``_steps_<id>``,
+against core's text session or the Episode's ``step_move`` by its mode."""
 
 
 def episode_rows(runs: int, games: Sequence[Game], default_games: Sequence[Game] = ()) -> list[Row]:

@@ -38,6 +38,8 @@ from rollouts.evaluation.compare import (
     make_tasks,
     run_into_file,
 )
+from rollouts.frameworks import aliases as framework_aliases
+from rollouts.frameworks import framework_of
 
 PLUGINS: dict[str, str] = {
     # "name": "module:add_parser"  (one line per extra subcommand)
@@ -53,8 +55,9 @@ DEMO_GAMES = ("tictactoe", "othello")
 DEMO_POLICY = "noisy:0.1/minimax:1"
 """Less noise than compare's default, so that Othello games are played out
 rather than forfeited after four bad replies."""
-FRAMEWORK_ALIASES = {"skyrl": "skyrl_gym"}
-"""Other names a framework goes by (its pip extra): ``--framework skyrl`` runs ``skyrl_gym``."""
+FRAMEWORK_ALIASES = framework_aliases()
+"""Other names a framework goes by (its pip extra): ``--framework skyrl`` runs
+``skyrl_gym`` (the manifest's ``aliases``, ``rollouts.frameworks``)."""
 POLICY_HELP = "random | minimax:D | noisy:P[/minimax:D] (D 1..12, P 0..1)"
 
 
@@ -336,8 +339,7 @@ def _unavailable_framework(name: str) -> str | None:
         return None
     line = why.splitlines()[0] if why else "not available here"
     if "pip install" not in line and "make setup" not in line:
-        extra = {v: k for k, v in FRAMEWORK_ALIASES.items()}.get(name, name.split("_tools")[0])
-        line += f"; install with: pip install -e '.[{extra}]'"
+        line += f"; install with: {framework_of(name).install_hint()}"
     return f"framework {name} cannot run here: {line}"
 
 

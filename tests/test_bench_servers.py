@@ -14,8 +14,10 @@ import pytest
 from bench import servers
 from bench.report import ROOT
 from rollouts.drivers.nemo_gym import _start_together
+from rollouts.frameworks import FRAMEWORKS
 
-FLOOR_FILES = ("openenv", "nemo_gym", "ors", "verifiers")
+FLOOR_FILES = tuple(f.id for f in FRAMEWORKS.values() if f.floor)
+"""Every floor of the framework manifest (``bench/floors/<id>.py``)."""
 OURS = ("core", "adapters", "rollouts", "bench", "gamebridge_verifiers")
 
 

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from rollouts.frameworks import FRAMEWORKS
+
 ROOT = Path(__file__).resolve().parent.parent
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 EXTRAS: dict[str, list[str]] = PYPROJECT["project"]["optional-dependencies"]
@@ -68,14 +70,16 @@ def test_pinned_version_is_installed(dist: str) -> None:
     assert installed.split("+")[0] == VENV_PINS[dist], f"{dist}: {installed} != {VENV_PINS[dist]}"
 
 
+FRAMEWORK_MODULES = [
+    f.entry_module for f in FRAMEWORKS.values() if f.venv == ".venv" and f.entry_module
+]
+"""The entry module of every framework the project venv holds (the manifest's rows)."""
+
+
 @pytest.mark.parametrize(
     "module",
     [
-        "verifiers.v1",
-        "openenv.core.env_server",
-        "skyrl_gym",
-        "gem",
-        "trl",
+        *FRAMEWORK_MODULES,
         "transformers",
         "torch",
         "pyspiel",

@@ -8,7 +8,10 @@ from __future__ import annotations
 import runpy
 import sys
 
-FLOORS = ("openenv", "nemo_gym", "ors")
+from rollouts.frameworks import FRAMEWORKS
+
+FLOORS = tuple(f.id for f in FRAMEWORKS.values() if f.floor is not None and f.transport == "http")
+"""The served frameworks' floors (the framework manifest's ``floor``)."""
 
 
 def main() -> None:

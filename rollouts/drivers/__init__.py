@@ -1,4 +1,5 @@
-"""The driver registry: framework name -> "module:Class", imported lazily.
+"""The driver registry: framework name -> "module:Class", imported lazily, read
+from the framework manifest (``rollouts.frameworks``).
 
 >>> sorted(DRIVERS)[:2]
 ['core', 'gem']
@@ -9,19 +10,11 @@ from __future__ import annotations
 import importlib
 
 from rollouts.drivers.base import Driver, DriverError, RolloutRecord, RunContext, StepClock
+from rollouts.frameworks import driver_table
 
-DRIVERS: dict[str, str] = {
-    "core": "rollouts.drivers.core:CoreDriver",
-    "verifiers": "rollouts.drivers.verifiers:VerifiersDriver",
-    "openenv": "rollouts.drivers.openenv:OpenEnvDriver",
-    "openenv_tools": "rollouts.drivers.openenv:OpenEnvToolsDriver",
-    "nemo_gym": "rollouts.drivers.nemo_gym:NemoGymDriver",
-    "nemo_gym_tools": "rollouts.drivers.nemo_gym:NemoGymToolsDriver",
-    "skyrl_gym": "rollouts.drivers.skyrl_gym:SkyRLGymDriver",
-    "gem": "rollouts.drivers.gem:GemDriver",
-    "ors": "rollouts.drivers.ors:ORSDriver",
-    "trl": "rollouts.drivers.trl:TRLDriver",
-}
+DRIVERS: dict[str, str] = driver_table()
+"""Driver name -> "module:Class", every mode of every framework in the manifest
+(``rollouts.frameworks``: one row per framework, one driver per mode)."""
 
 
 def get_driver(name: str) -> Driver:

@@ -64,7 +64,6 @@ from rollouts.drivers.sessions import (
     sse_events,  # noqa: F401 (tests/reliability read it here)
 )
 
-SERVERS = ("openenv", "nemo_gym", "nemo_gym_tools", "ors")
 DEFAULT_POLICY = "noisy:0.2"
 """Random legal moves, with one malformed or illegal reply in five."""
 IDLE_S_PER_SESSION = 0.25
@@ -458,6 +457,9 @@ SESSION_RUNNERS: dict[str, Callable[..., Awaitable[None]]] = {
     "nemo_gym_tools": _nemo_tools_session,
     "ors": _ors_session,
 }
+SERVERS = tuple(SESSION_RUNNERS)
+"""The servers the load test drives: a session runner each (their names are the
+framework manifest's driver names, ``rollouts.frameworks``)."""
 
 
 def run_load(

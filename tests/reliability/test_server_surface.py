@@ -14,6 +14,8 @@ import httpx
 import pytest
 from reliability_servers import server_params
 
+from rollouts.frameworks import FRAMEWORKS
+
 ROOT = Path(__file__).resolve().parents[2]
 LOOPBACK = "0100007F"  # 127.0.0.1 as /proc/net/tcp writes it
 
@@ -150,7 +152,7 @@ def test_server_clis_default_to_loopback(monkeypatch: pytest.MonkeyPatch) -> Non
         raise Launched
 
     served: list[Any] = []
-    for name in ("adapters.openenv", "adapters.nemo_gym", "adapters.ors"):
+    for name in [f.adapter for f in FRAMEWORKS.values() if f.transport == "http"]:
         module = importlib.import_module(f"{name}.__main__")
         monkeypatch.setattr(module, "launch", launch)
         with pytest.raises(Launched):
