@@ -21,7 +21,7 @@ from typing import Any
 
 from core.games.base import Game
 from core.rng import derive_rng
-from core.search import SearchResult, search
+from core.search import SearchResult, mcts, mcts_simulations, search
 
 OPPONENT_KINDS: tuple[str, ...] = ("minimax", "random", "mcts")
 """The ``kind`` values ``make_opponent`` accepts."""
@@ -107,11 +107,12 @@ class MinimaxOpponent(Opponent):
 
 
 class MctsOpponent(Opponent):
-    """Monte Carlo tree search at difficulty ``level``, run by the game itself
-    (``Game.mcts``: the OpenSpiel bridge runs pyspiel's ``MCTSBot`` with random
-    rollouts, 10 * 2 ** (level - 1) simulations). Its seed is drawn from the
-    ``rng`` it is handed, so the reply depends only on the task seed and the
-    position."""
+    """Monte Carlo tree search at difficulty ``level``: 10 * 2 ** (level - 1)
+    simulations with random rollouts, run by the game itself where it has its own
+    (``Game.mcts``: the OpenSpiel bridge runs pyspiel's ``MCTSBot``), else by
+    ``core.search.mcts`` (plain UCT, the native games). Every random choice comes
+    from the ``rng`` it is handed, so the reply depends only on the task seed and
+    the position."""
 
     def __init__(self, level: int) -> None:
         if isinstance(level, bool) or not isinstance(level, int) or level < 1:
@@ -120,8 +121,11 @@ class MctsOpponent(Opponent):
         self.name = f"mcts:{level}"
 
     def choose(self, game: Game[Any, Any], state: Any, rng: random.Random) -> Any:
-        """``game.mcts(state, level, rng)``."""
+        """``game.mcts(state, level, rng)``, or ``core.search.mcts`` for a game
+        without its own."""
         _legal_moves(game, state)
+        if type(game).mcts is Game.mcts:
+            return mcts(game, state, mcts_simulations(self.level), rng)
         return game.mcts(state, self.level, rng)
 
 

@@ -29,7 +29,9 @@ also order the next search of that position.
 
 from __future__ import annotations
 
+import itertools
 import math
+import random
 from collections import defaultdict
 from collections.abc import Hashable
 from dataclasses import dataclass
@@ -244,3 +246,71 @@ def search(
     order = {m: i for i, m in enumerate(game.legal_moves(state))}
     # "+ 0.0" turns the -0.0 a negated draw leaves into 0.0.
     return SearchResult(best + 0.0, tuple(sorted(best_moves, key=order.__getitem__)), nodes)
+
+
+# --- Monte Carlo tree search (UCT) ---------------------------------------------------------
+
+MCTS_BASE_SIMULATIONS = 10
+"""``mcts_simulations(level) = 10 * 2 ** (level - 1)``, as the OpenSpiel bridge counts
+them: level 1 runs 10 simulations, each level doubles them."""
+UCT_C = 1.4
+"""The exploration constant of UCT (about sqrt 2, for scores in [0, 1])."""
+
+
+def mcts_simulations(level: int) -> int:
+    """Simulations an MCTS player runs per move at difficulty ``level``."""
+    return int(MCTS_BASE_SIMULATIONS * 2 ** (level - 1))
+
+
+class _Node:
+    """A position in the tree. ``score`` sums the results (win 1, draw 1/2, loss 0)
+    of the simulations through it, for the player who moved into it."""
+
+    __slots__ = ("children", "player", "score", "state", "untried", "visits")
+
+    def __init__(self, game: Game[Any, Any], state: Any, rng: random.Random) -> None:
+        self.state = state
+        self.untried = [] if game.is_terminal(state) else list(game.legal_moves(state))
+        rng.shuffle(self.untried)
+        self.player = game.to_play(state) if self.untried else -1
+        self.children: list[tuple[Any, _Node]] = []
+        self.visits = 0
+        self.score = 0.0
+
+
+def mcts(game: Game[S, M], state: S, simulations: int, rng: random.Random) -> M:
+    """The move of a plain UCT search from ``state``: ``simulations`` times select
+    by UCB1 (``UCT_C``), expand one untried move, play random legal moves to the
+    end, back the result up; then the most visited root move (ties drawn with
+    ``rng``, which every random choice comes from). Any two-player ``Game`` (the
+    default MCTS of the native games; the OpenSpiel bridge runs pyspiel's own)."""
+    root = _Node(game, state, rng)
+    if root.player < 0:
+        raise ValueError(f"no legal move: the game is over\n{game.render(state)}")
+    for _ in range(max(1, simulations)):
+        node, path = root, [root]
+        while not node.untried and node.children:
+            log_n = math.log(node.visits)
+            node = max(
+                (child for _, child in node.children),
+                key=lambda c: c.score / c.visits + UCT_C * math.sqrt(log_n / c.visits),
+            )
+            path.append(node)
+        if node.untried:
+            move = node.untried.pop()
+            child = _Node(game, game.apply(node.state, move), rng)
+            node.children.append((move, child))
+            path.append(child)
+            node = child
+        end = node.state
+        while not game.is_terminal(end):
+            end = game.apply(end, rng.choice(list(game.legal_moves(end))))
+        outcome = game.outcome(end)
+        winner = None if outcome is None else outcome.winner
+        for parent, child in itertools.pairwise(path):
+            child.visits += 1
+            child.score += 0.5 if winner is None else float(winner == parent.player)
+        root.visits += 1
+    most = max(child.visits for _, child in root.children)
+    best: list[M] = [move for move, child in root.children if child.visits == most]
+    return rng.choice(best)

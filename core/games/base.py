@@ -96,10 +96,11 @@ class GameSpec:
     list_legal_moves: bool = True
     """Whether observations list the legal moves (False where there are
     thousands, as in Wordle)."""
-    opponents: tuple[str, ...] = ("minimax", "random")
+    opponents: tuple[str, ...] = ("minimax", "random", "mcts")
     """The opponent kinds a task of this two-player game may ask for
-    (``core.opponents.make_opponent``): alpha-beta needs an evaluation, MCTS
-    a game that offers ``Game.mcts``."""
+    (``core.opponents.make_opponent``): alpha-beta needs an evaluation; MCTS runs
+    the game's own ``Game.mcts`` or else core's UCT (``core.search.mcts``), which
+    needs only the rules."""
 
 
 Cell = tuple[int, int]
@@ -218,9 +219,10 @@ class Game(ABC, Generic[State, Move]):
         raise NotImplementedError(f"{self.spec.name} cannot read its board back")
 
     def mcts(self, state: State, level: int, rng: random.Random) -> Move:
-        """Two-player games that list ``"mcts"`` in ``spec.opponents``: the
-        move of a Monte Carlo tree search at difficulty ``level``, drawing its
-        seed from ``rng`` (the OpenSpiel bridge runs pyspiel's ``MCTSBot``)."""
+        """A game's own Monte Carlo tree search at difficulty ``level``, drawing
+        its seed from ``rng`` (the OpenSpiel bridge runs pyspiel's ``MCTSBot``).
+        A game that does not override this gets core's UCT from the MCTS
+        opponent (``core.search.mcts``, the same simulation counts)."""
         raise NotImplementedError(f"{self.spec.name} offers no MCTS opponent")
 
     def board_view(self, state: State) -> BoardView:

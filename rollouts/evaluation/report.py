@@ -11,13 +11,16 @@ from __future__ import annotations
 import datetime as _dt
 import html
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.ratings import RatingTable
 from core.stats import RESULTS, bucket_label, wilson_interval
 from rollouts.drivers.base import RolloutRecord
+from rollouts.evaluation.ratings import GameRatings, rating_rows
 from rollouts.evaluation.summary import (
     Divergence,
     Summary,
@@ -169,6 +172,117 @@ def win_rate_by_difficulty_svg(records: Mapping[str, Sequence[RolloutRecord]]) -
         for i, n in enumerate(names)
     )
     return f'<div>{"".join(parts)}<div class="legend">{legend}</div></div>'
+
+
+def ratings_svg(table: RatingTable) -> str:
+    """A forest plot: each player's Elo (dot) and 95% interval (line), best on top."""
+    rows = table.ratings
+    if not rows:
+        return "<p>No games.</p>"
+    lo = min(min(r.low for r in rows), 0.0)
+    hi = max(max(r.high for r in rows), 0.0)
+    if hi - lo < 1e-9:
+        lo, hi = lo - 100.0, hi + 100.0
+    span = hi - lo
+    lo, hi = lo - 0.05 * span, hi + 0.05 * span
+    pad_l, pad_r, row_h, top = 150, 20, 22, 14
+    width = 560
+    height = top + row_h * len(rows) + 36
+    plot_w = width - pad_l - pad_r
+
+    def x(v: float) -> float:
+        return pad_l + plot_w * (v - lo) / (hi - lo)
+
+    parts = [
+        f'<svg class="chart" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+        f'role="img" aria-label="ratings with 95% intervals">'
+    ]
+    step = 10 ** max(0, len(str(int(hi - lo))) - 1)
+    tick = math.ceil(lo / step) * step
+    bottom = top + row_h * len(rows)
+    while tick <= hi:
+        parts.append(
+            f'<line x1="{x(tick):.1f}" y1="{top}" x2="{x(tick):.1f}" y2="{bottom}" stroke="#eee"/>'
+            f'<text x="{x(tick):.1f}" y="{bottom + 14}" text-anchor="middle" class="s">'
+            f"{tick:g}</text>"
+        )
+        tick += step
+    parts.append(
+        f'<line x1="{x(0.0):.1f}" y1="{top}" x2="{x(0.0):.1f}" y2="{bottom}" stroke="#999" '
+        f'stroke-dasharray="3,3"/>'
+    )
+    for i, r in enumerate(rows):
+        y = top + row_h * i + row_h / 2
+        colour = PALETTE[i % len(PALETTE)]
+        parts.append(
+            f'<text x="{pad_l - 8}" y="{y + 4:.1f}" text-anchor="end" class="t">{_e(r.player)}'
+            f"</text>"
+            f'<line x1="{x(r.low):.1f}" y1="{y:.1f}" x2="{x(r.high):.1f}" y2="{y:.1f}" '
+            f'stroke="{colour}" stroke-width="2"/>'
+            f'<circle cx="{x(r.elo):.1f}" cy="{y:.1f}" r="4" fill="{colour}">'
+            f"<title>{_e(r.player)}: {r.elo:.0f} [{r.low:.0f}, {r.high:.0f}], "
+            f"{r.games} games</title></circle>"
+        )
+    parts.append(
+        f'<text x="{pad_l + plot_w / 2:.1f}" y="{height - 4}" text-anchor="middle" class="s">'
+        f"Elo ({_e(table.anchor)} = 0), 95% interval</text></svg>"
+    )
+    return "".join(parts)
+
+
+def ratings_html(ratings: Sequence[GameRatings]) -> str:
+    """The ratings section: per game the table, the plot and the head-to-head scores."""
+    body = ["<h2>Ratings</h2>"]
+    for g in ratings:
+        header, rows = rating_rows(g)
+        head = "".join(f"<th>{_e(h)}</th>" for h in header)
+        cells = "".join(
+            "<tr>" + "".join(f"<td>{_e(c)}</td>" for c in row) + "</tr>" for row in rows
+        )
+        names = [r.player for r in g.table.ratings]
+        h2h = "".join(
+            f"<tr><td>{_e(a)}</td>"
+            + "".join(
+                "<td></td>"
+                if a == b or (a, b) not in g.head_to_head
+                else "<td>{:g}/{}</td>".format(*g.head_to_head[(a, b)])
+                for b in names
+            )
+            + "</tr>"
+            for a in names
+        )
+        body.append(
+            f"<h3>{_e(g.game)}</h3>"
+            f'<p class="meta">{g.table.games} games; Bradley-Terry Elo relative to '
+            f"{_e(g.table.anchor)} (= 0); 95% intervals from the Hessian; "
+            f"{g.table.prior_draws:g} virtual draw per pair that met.</p>"
+            f'<table class="summary"><thead><tr>{head}</tr></thead><tbody>{cells}</tbody></table>'
+            f"{ratings_svg(g.table)}"
+            f'<p class="meta">Score of the row against the column (points/games):</p>'
+            f'<table class="summary"><thead><tr><th></th>'
+            + "".join(f"<th>{_e(n)}</th>" for n in names)
+            + f"</tr></thead><tbody>{h2h}</tbody></table>"
+        )
+    return "".join(body)
+
+
+def replay_episodes(records: Sequence[RolloutRecord], file: str) -> list[dict[str, Any]]:
+    """The replay's episodes from one records file's records (an arena's), labelled
+    by their seats."""
+    episodes = []
+    for r in records:
+        traj = r.trajectory
+        seats = (traj.get("arena") or {}).get("seats") or ["?", "?"]
+        episodes.append(
+            {
+                "label": f"{r.task.get('game')} #{r.index}: {seats[0]} vs {seats[1]} "
+                f"({traj.get('result')} for {seats[(traj.get('arena') or {}).get('outside', 0)]})",
+                "frames": replay_frames(traj),
+                "file": file,
+                "index": r.index,
+            }
+        )
+    return episodes
 
 
 # --- tables -----------------------------------------------------------------------
@@ -323,9 +437,13 @@ def render_report(
     verdict_ok: bool = True,
     meta: Mapping[str, Any] | None = None,
     play_url: str = PLAY_URL,
+    ratings: Sequence[GameRatings] = (),
+    episodes: list[dict[str, Any]] | None = None,
 ) -> str:
     """The whole report as one HTML string. Its replay links each episode to the
-    play page at ``play_url`` (``gamebridge play``'s default address)."""
+    play page at ``play_url`` (``gamebridge play``'s default address). ``ratings``:
+    an arena's ratings section, first; ``episodes``: the replay's episodes
+    (:func:`replay_episodes`) instead of the sections'."""
     now = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     meta_line = " | ".join(f"{_e(k)}: {_e(v)}" for k, v in (meta or {}).items())
     body = [
@@ -334,6 +452,8 @@ def render_report(
     ]
     if verdict:
         body.append(f'<p class="verdict {"ok" if verdict_ok else "bad"}">{_e(verdict)}</p>')
+    if ratings:
+        body.append(ratings_html(ratings))
     for s in sections:
         body.append(f"<h2>{_e(s.game)}</h2>")
         if s.divergences:
@@ -374,7 +494,7 @@ def render_report(
         "that holds <code>runs/</code>): the board, each observation the model read, its raw "
         "replies and what core made of them.</p>"
     )
-    data = _json_for_script(_replay_data(sections))
+    data = _json_for_script(_replay_data(sections) if episodes is None else episodes)
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>"
