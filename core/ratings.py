@@ -136,20 +136,19 @@ def fit_ratings(
     connected to the anchor by games (its rating would be undefined)."""
     if not isinstance(prior_draws, (int, float)) or not prior_draws > 0:
         raise ValueError(f"prior_draws must be > 0, got {prior_draws!r}")
+    rows = list(games)
     names: list[str] = list(players or [])
+    others = {x for a, b, _ in rows for x in (a, b)} - set(names)
+    names += sorted(others)  # one order whatever the games' order: the same figures
+    index = {name: i for i, name in enumerate(names)}
     played: dict[tuple[int, int], float] = {}
     won: dict[tuple[int, int], float] = {}
     count = 0
-    index = {name: i for i, name in enumerate(names)}
-    for a, b, score in games:
+    for a, b, score in rows:
         if score not in (0.0, 0.5, 1.0):
             raise ValueError(f"a score is 1, 0.5 or 0, got {score!r} ({a} vs {b})")
         if a == b:
             raise ValueError(f"{a} played itself")
-        for name in (a, b):
-            if name not in index:
-                index[name] = len(names)
-                names.append(name)
         i, j = index[a], index[b]
         played[(i, j)] = played.get((i, j), 0.0) + 1.0
         won[(i, j)] = won.get((i, j), 0.0) + score

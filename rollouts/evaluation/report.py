@@ -197,7 +197,9 @@ def ratings_svg(table: RatingTable) -> str:
         f'<svg class="chart" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
         f'role="img" aria-label="ratings with 95% intervals">'
     ]
-    step = 10 ** max(0, len(str(int(hi - lo))) - 1)
+    step = next(  # a round step giving at most 8 grid lines
+        m * 10**k for k in range(0, 7) for m in (1, 2, 5) if (hi - lo) / (m * 10**k) <= 8
+    )
     tick = math.ceil(lo / step) * step
     bottom = top + row_h * len(rows)
     while tick <= hi:
