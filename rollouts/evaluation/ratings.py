@@ -1,7 +1,7 @@
 """An arena's ratings from its records: per game, the fit, the tables, the docs.
 
 Reads records only (``gamebridge arena``'s JSONL): each finished game's seats
-and the result core settled; the fit is core's (``core.ratings.fit_ratings``,
+and the result core settled; the fit is core's (``core.stats.fit_ratings``,
 Bradley-Terry on the Elo scale, the random player at 0, 95% intervals from the
 Hessian). Failed games (an endpoint that did not answer) are left out.
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from core.arena import SCORES
-from core.ratings import ANCHOR_ELO, RatingTable, fit_ratings
+from core.stats import ANCHOR_ELO, RatingTable, fit_ratings
 from rollouts.drivers.base import RolloutRecord
 
 ANCHOR = "random"

@@ -17,8 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.ratings import RatingTable
-from core.stats import RESULTS, bucket_label, wilson_interval
+from core.stats import RESULTS, RatingTable, bucket_label, wilson_interval
 from rollouts.drivers.base import RolloutRecord
 from rollouts.evaluation.ratings import GameRatings, rating_rows
 from rollouts.evaluation.summary import (

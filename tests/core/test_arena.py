@@ -1,4 +1,4 @@
-"""core.arena (the schedule, a bot in the outside seat), core.ratings (Bradley-Terry
+"""core.arena (the schedule, a bot in the outside seat), core.stats.fit_ratings (Bradley-Terry
 with Hessian intervals) and core.search.mcts (UCT for the native games)."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from core.episode import Episode
 from core.games import make_game
 from core.opponents import make_opponent
 from core.parsing import parse_reply
-from core.ratings import ELO_PER_NAT, Z95, expected_score, fit_ratings
 from core.rng import derive_rng
 from core.search import mcts
+from core.stats import ELO_PER_NAT, Z95, expected_score, fit_ratings
 from core.tasks import Task
 
 # --- bots and the schedule -------------------------------------------------------------
