@@ -158,6 +158,23 @@ def test_endpoints_play_the_bots(tmp_path: Path) -> None:
     assert table["served"]["elo"] > table["noisy"]["elo"]
 
 
+def test_an_endpoint_that_fails_is_recorded_left_out_of_the_ratings_and_resumable(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    players = "random,minimax:1,dead=endpoint:x@http://127.0.0.1:9/v1"
+    argv = ["arena", "--games", "tictactoe", "--players", players, "--rounds", "1"]
+    flags = ["--model-retries", "0", "--model-timeout", "2", "--out", str(tmp_path)]
+    assert main([*argv, *flags]) == 1
+    assert "4 games failed; resume with: gamebridge arena" in capsys.readouterr().err
+    run = read_run(tmp_path / RECORDS)
+    failed = [r for r in run.records.values() if r.error is not None]
+    assert len(run.records) == 6 and len(failed) == 4
+    assert all(r.error["source"] == "model endpoint" for r in failed)  # type: ignore[index]
+    table = _ratings(tmp_path)["tictactoe"]
+    assert [r["player"] for r in table["ratings"]] != [] and table["games"] == 2
+    assert "dead" not in {r["player"] for r in table["ratings"]}
+
+
 @pytest.mark.parametrize(
     "argv",
     [
