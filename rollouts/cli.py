@@ -770,7 +770,7 @@ def _add_arena(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--out",
         default=None,
-        help=f"output folder: {'arena.jsonl'} (written as games end), ratings.json, report.html "
+        help="output folder: arena.jsonl (written as games end), ratings.json, report.html "
         "(default runs/arena-TIME-PID-N)",
     )
     p.add_argument(
