@@ -22,7 +22,10 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("model", ("rollouts.model",)),
     ("drivers", ("rollouts.drivers",)),
     ("records", ("rollouts.evaluation.records",)),
-    ("running", ("rollouts.evaluation.compare", "rollouts.evaluation.load")),
+    (
+        "running",
+        ("rollouts.evaluation.compare", "rollouts.evaluation.load", "rollouts.evaluation.arena"),
+    ),
     ("analysis", ("rollouts.evaluation",)),
     ("play", ("rollouts.play",)),
     ("training", ("rollouts.training",)),
