@@ -59,6 +59,9 @@ FRAMEWORK_ALIASES = framework_aliases()
 """Other names a framework goes by (its pip extra): ``--framework skyrl`` runs
 ``skyrl_gym`` (the manifest's ``aliases``, ``rollouts.frameworks``)."""
 POLICY_HELP = "random | minimax:D | noisy:P[/minimax:D] (D 1..12, P 0..1)"
+OPPONENT_CHOICES = ("random", "minimax", "mcts")
+"""The built-in opponents ``--opponent`` offers (``core.tasks.OPPONENTS``; the play
+page offers the same)."""
 
 
 def _game_help() -> str:
@@ -188,6 +191,14 @@ def _policy(text: str) -> str:
     return text
 
 
+def _depth(text: str) -> int:
+    """``--depth``: the opponent's search depth (MCTS: its level), 1..12."""
+    value = _at_least(1)(text)
+    if value > 12:
+        raise argparse.ArgumentTypeError(f"a depth is 1..12, not {value}")
+    return value
+
+
 def _at_least(low: int) -> Callable[[str], int]:
     def check(text: str) -> int:
         try:
@@ -285,6 +296,56 @@ def _policy_name(args: argparse.Namespace) -> str:
     return f"model:{args.model}" if args.base_url else f"scripted:{args.policy}"
 
 
+def _check_endpoint(args: argparse.Namespace) -> None:
+    """Before any episode: ``--base-url`` is an http(s) URL that answers, and
+    ``--model`` defaults to the model it serves (its ``/models`` list holds one),
+    so a run is labelled with the model, not ``scripted``. Else :class:`UsageError`."""
+    import urllib.error
+    import urllib.parse
+    import urllib.request
+
+    if not args.base_url:
+        args.model = args.model or "scripted"
+        return
+    url = args.base_url.rstrip("/")
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UsageError(
+            f"--base-url {args.base_url!r} is not an http(s) URL (e.g. http://127.0.0.1:8000/v1)"
+        )
+    try:
+        parts.port  # noqa: B018 (raises ValueError for a port out of range)
+    except ValueError as e:
+        raise UsageError(f"--base-url {args.base_url!r}: {e}") from None
+    key = args.api_key or os.environ.get("OPENAI_API_KEY")
+    request = urllib.request.Request(
+        f"{url}/models", headers={"Authorization": f"Bearer {key}"} if key else {}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=min(args.model_timeout, 15.0)) as reply:
+            body = json.loads(reply.read().decode("utf-8", "replace"))
+    except urllib.error.HTTPError:
+        body = None  # it answers, without a model list: the run finds out the rest
+    except (urllib.error.URLError, OSError) as e:
+        why = getattr(e, "reason", None) or e
+        why = getattr(why, "strerror", None) or str(why)
+        raise UsageError(
+            f"--base-url {url}: cannot connect ({why}); is the server running?"
+        ) from None
+    except ValueError:
+        body = None
+    if args.model:
+        return
+    data = body.get("data") if isinstance(body, dict) else None
+    ids = [m["id"] for m in data or [] if isinstance(m, dict) and isinstance(m.get("id"), str)]
+    if len(ids) > 1:
+        raise UsageError(
+            f"--base-url {url} serves {len(ids)} models ({', '.join(ids[:5])}); "
+            "choose one with --model"
+        )
+    args.model = ids[0] if ids else "scripted"
+
+
 def _resume_command(args: argparse.Namespace, out: Path) -> str:
     argv = list(getattr(args, "argv", None) or [])
     cleaned: list[str] = []
@@ -320,6 +381,8 @@ def _settings(args: argparse.Namespace) -> CompareSettings:
         stop=getattr(args, "stop", None) or threading.Event(),
         call_policy=_call_policy(args) if hasattr(args, "model_timeout") else None,
         policy_name=_policy_name(args),
+        opponent=getattr(args, "opponent", None),
+        depth=getattr(args, "depth", None),
     )
 
 
@@ -413,6 +476,24 @@ def _run_serve(args: argparse.Namespace) -> int:
 # --- eval -------------------------------------------------------------------------------
 
 
+def _tasks(args: argparse.Namespace, game: str) -> list[Any]:
+    """The run's tasks of ``game``; an opponent the game does not offer is a UsageError."""
+    from core.tasks import TaskError
+
+    try:
+        return make_tasks(
+            game,
+            args.n,
+            args.seed,
+            args.min_rmp,
+            args.max_rmp,
+            opponent=getattr(args, "opponent", None),
+            depth=getattr(args, "depth", None),
+        )
+    except TaskError as e:
+        raise UsageError(f"{game}: {e}") from None
+
+
 def _add_common(p: argparse.ArgumentParser, policy_default: str) -> None:
     p.add_argument("-n", type=_positive, default=16, help="number of tasks")
     p.add_argument("--seed", type=int, default=0, help="task and policy seed")
@@ -421,7 +502,12 @@ def _add_common(p: argparse.ArgumentParser, policy_default: str) -> None:
         default=None,
         help="OpenAI-compatible endpoint; default: start the embedded policy server",
     )
-    p.add_argument("--model", default="scripted", help="the model name at --base-url")
+    p.add_argument(
+        "--model",
+        default=None,
+        help="the model name at --base-url (default: the one model its /models lists; "
+        "scripted for the embedded server)",
+    )
     p.add_argument("--api-key", default=None, help="default: $OPENAI_API_KEY")
     p.add_argument("--concurrency", type=_positive, default=1, help="episodes at once")
     p.add_argument(
@@ -429,6 +515,20 @@ def _add_common(p: argparse.ArgumentParser, policy_default: str) -> None:
         type=_policy,
         default=policy_default,
         help=f"scripted policy of the embedded server: {POLICY_HELP}",
+    )
+    p.add_argument(
+        "--opponent",
+        choices=OPPONENT_CHOICES,
+        default=None,
+        help="the built-in opponent: minimax (alpha-beta to --depth; native games), random, "
+        "or mcts (level --depth; OpenSpiel games); default: minimax, or mcts where the game "
+        "has no minimax",
+    )
+    p.add_argument(
+        "--depth",
+        type=_depth,
+        default=None,
+        help="the opponent's search depth (mcts: its level), 1..12 (default: 2)",
     )
     p.add_argument("--min-rmp", type=float, default=0.0, help="min opponent random_move_prob")
     p.add_argument("--max-rmp", type=float, default=1.0, help="max opponent random_move_prob")
@@ -510,9 +610,10 @@ def _run_eval(args: argparse.Namespace) -> int:
         raise UsageError(problem)
     if args.resume and not args.out:
         raise UsageError("--resume needs --out FILE (the records file to complete)")
+    tasks = _tasks(args, args.game)
+    _check_endpoint(args)
     driver = get_driver(args.framework)
     driver.call_policy = _call_policy(args)
-    tasks = make_tasks(args.game, args.n, args.seed, args.min_rmp, args.max_rmp)
     header = run_header(args.framework, tasks, policy=_policy_name(args))
     header.update(game=args.game, seed=args.seed, base_url=args.base_url)
     out = Path(args.out) if args.out else unique_path("runs", f"eval-{args.framework}-{args.game}")
@@ -614,6 +715,8 @@ def _run_compare(args: argparse.Namespace) -> int:
 
     if args.resume and not args.out:
         raise UsageError("--resume needs --out DIR (the compare directory to complete)")
+    _tasks(args, args.game)  # a bad --opponent/--depth for the game: one line, now
+    _check_endpoint(args)
     frameworks, skipped = _chosen_frameworks(args)
     out_dir = Path(args.out) if args.out else unique_path("runs", "compare", suffix="")
     _announce_servers()

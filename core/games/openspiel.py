@@ -193,13 +193,15 @@ class OpenSpielGame(Game[OpenSpielState, int]):
         if why is not None:
             raise GameError(f"OpenSpiel game {short!r} cannot be bridged: {why}")
         try:
-            params = dict(pyspiel.load_game(text).get_parameters()) if "(" in text else {}
+            params = dict(_load_quietly(pyspiel, text).get_parameters()) if "(" in text else {}
             given = set(params)
             for key, value in DEFAULT_PARAMS.get(short, {}).items():
                 params.setdefault(key, value)
             if types[short].max_num_players > 2 and "players" not in given:
                 params["players"] = 2
-            self._game = pyspiel.load_game(short, params) if params else pyspiel.load_game(short)
+            self._game = (
+                _load_quietly(pyspiel, short, params) if params else _load_quietly(pyspiel, short)
+            )
         except pyspiel.SpielError as exc:
             raise GameError(f"OpenSpiel cannot load {text!r}: {exc}") from exc
         self._pyspiel = pyspiel
@@ -449,3 +451,31 @@ def _board_shape(params: Mapping[str, Any]) -> tuple[int, int]:
 def make_openspiel_game(game_string: str) -> OpenSpielGame:
     """The bridged game ``openspiel:<game_string>``."""
     return OpenSpielGame(game_string)
+
+
+_STDERR_LOCK = threading.Lock()
+
+
+def _load_quietly(pyspiel: Any, *args: Any) -> Any:
+    """``pyspiel.load_game(*args)`` without the line OpenSpiel's C++ writes to
+    file descriptor 2 before raising ``SpielError`` ("OpenSpiel exception: ..."):
+    the error is raised as usual, and said once, by the caller."""
+    import os
+    import sys
+
+    with _STDERR_LOCK:
+        try:
+            sys.stderr.flush()
+            saved = os.dup(2)
+        except (OSError, ValueError, AttributeError):  # no file descriptor 2: nothing to hide
+            return pyspiel.load_game(*args)
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            try:
+                os.dup2(devnull, 2)
+            finally:
+                os.close(devnull)
+            return pyspiel.load_game(*args)
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)

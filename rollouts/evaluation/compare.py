@@ -45,11 +45,33 @@ def endpoint(base_url: str | None, policy: str, seed: int) -> Iterator[str]:
         yield url
 
 
-def make_tasks(game: str, n: int, seed: int, lo: float, hi: float) -> list[Any]:
+def make_tasks(
+    game: str,
+    n: int,
+    seed: int,
+    lo: float,
+    hi: float,
+    *,
+    opponent: str | None = None,
+    depth: int | None = None,
+) -> list[Any]:
+    """``n`` tasks of ``game`` in four difficulty groups; ``opponent``/``depth``
+    (``None``: the task defaults, as ``core.tasks.make_tasks`` chooses them)."""
     from core.tasks import make_tasks as make
 
+    overrides: dict[str, Any] = {}
+    if opponent is not None:
+        overrides["opponent"] = opponent
+    if depth is not None:
+        overrides["depth"] = depth
     return make(
-        n=n, seed=seed, game=game, min_random_move_prob=lo, max_random_move_prob=hi, num_groups=4
+        n=n,
+        seed=seed,
+        game=game,
+        min_random_move_prob=lo,
+        max_random_move_prob=hi,
+        num_groups=4,
+        **overrides,
     )
 
 
@@ -346,6 +368,10 @@ class CompareSettings:
     stop: threading.Event = field(default_factory=threading.Event)
     call_policy: Any = None
     policy_name: str = ""
+    opponent: str | None = None
+    """The built-in opponent of every task (``None``: the game's default)."""
+    depth: int | None = None
+    """Its search depth or MCTS level (``None``: the task default, 2)."""
 
 
 def compare_games(
@@ -370,7 +396,9 @@ def compare_games(
     problems: list[str] = []
     with endpoint(s.base_url, s.policy, s.seed) as url:
         for game in games:
-            tasks = make_tasks(game, s.n, s.seed, s.min_rmp, s.max_rmp)
+            tasks = make_tasks(
+                game, s.n, s.seed, s.min_rmp, s.max_rmp, opponent=s.opponent, depth=s.depth
+            )
             _out(f"{game}: {len(tasks)} tasks x {len(frameworks)} frameworks")
             result = run_compare(
                 game,
@@ -419,6 +447,8 @@ def compare_games(
         "tasks per game": s.n,
         "policy": s.policy if not s.base_url else s.model,
         "seed": s.seed,
+        "opponent": (s.opponent or "the game's default")
+        + (f" (depth {s.depth})" if s.depth is not None else ""),
     }
     if skipped:
         meta["skipped"] = "; ".join(f"{k}: {v[:120]}" for k, v in skipped.items())

@@ -21,6 +21,7 @@ from rollouts.model.openai_wire import (
     _sse,
     _text_of,
     read_json,
+    sampling_options,
 )
 
 MAX_CHOICES = 16
@@ -67,33 +68,38 @@ def add_chat_api(app: FastAPI, model: Any) -> None:
         use_tool = _make_move_offered(
             body.get("tools"), body.get("tool_choice"), responses_api=False
         )
-        ans = model.answer(messages, use_tool)
+        if getattr(model, "samples", False):  # the model backend honours sampling settings
+            options = sampling_options(body, responses_api=False)
+            answers = [model.answer(messages, use_tool, **options) for _ in range(n)]
+        else:  # the scripted player: deterministic, n equal choices
+            answers = [model.answer(messages, use_tool)] * n
+        ans = answers[0]
         cid = "chatcmpl-" + ans.call_id.removeprefix("call_")
         created = int(time.time())
-        finish = "tool_calls" if ans.arguments is not None else "stop"
-        tool_calls = (
-            [
-                {
-                    "id": ans.call_id,
-                    "type": "function",
-                    "function": {"name": MAKE_MOVE, "arguments": ans.arguments},
-                }
-            ]
-            if ans.arguments is not None
-            else None
-        )
+        completion_tokens = sum(a.completion_tokens for a in answers)
         usage = {
             "prompt_tokens": ans.prompt_tokens,
-            "completion_tokens": ans.completion_tokens * n,
-            "total_tokens": ans.prompt_tokens + ans.completion_tokens * n,
+            "completion_tokens": completion_tokens,
+            "total_tokens": ans.prompt_tokens + completion_tokens,
         }
+
+        def calls(a: Any) -> list[dict[str, Any]] | None:
+            if a.arguments is None:
+                return None
+            function = {"name": MAKE_MOVE, "arguments": a.arguments}
+            return [{"id": a.call_id, "type": "function", "function": function}]
+
         if not stream:
-            message: dict[str, Any] = {
-                "role": "assistant",
-                "content": ans.text if ans.arguments is None else None,
-            }
-            if tool_calls:
-                message["tool_calls"] = tool_calls
+
+            def message(a: Any) -> dict[str, Any]:
+                out: dict[str, Any] = {
+                    "role": "assistant",
+                    "content": a.text if a.arguments is None else None,
+                }
+                if a.arguments is not None:
+                    out["tool_calls"] = calls(a)
+                return out
+
             return JSONResponse(
                 {
                     "id": cid,
@@ -101,8 +107,13 @@ def add_chat_api(app: FastAPI, model: Any) -> None:
                     "created": created,
                     "model": name,
                     "choices": [
-                        {"index": i, "message": message, "logprobs": None, "finish_reason": finish}
-                        for i in range(n)
+                        {
+                            "index": i,
+                            "message": message(a),
+                            "logprobs": None,
+                            "finish_reason": a.finish_reason,
+                        }
+                        for i, a in enumerate(answers)
                     ],
                     "usage": usage,
                 }
@@ -123,7 +134,8 @@ def add_chat_api(app: FastAPI, model: Any) -> None:
             )
 
         async def events() -> AsyncIterator[str]:
-            for i in range(n):
+            for i, a in enumerate(answers):
+                tool_calls = calls(a)
                 yield chunk(
                     [
                         {
@@ -137,9 +149,10 @@ def add_chat_api(app: FastAPI, model: Any) -> None:
                 if tool_calls:
                     delta: dict[str, Any] = {"tool_calls": [{"index": 0, **tool_calls[0]}]}
                 else:
-                    delta = {"content": ans.text}
+                    delta = {"content": a.text}
                 yield chunk([{"index": i, "delta": delta, "logprobs": None, "finish_reason": None}])
-                yield chunk([{"index": i, "delta": {}, "logprobs": None, "finish_reason": finish}])
+                done = a.finish_reason
+                yield chunk([{"index": i, "delta": {}, "logprobs": None, "finish_reason": done}])
             if include_usage:
                 yield chunk([], usage=usage)
             yield "data: [DONE]\n\n"

@@ -127,10 +127,66 @@ class Answer:
     arguments: str | None
     call_id: str
     prompt_tokens: int
+    generated_tokens: int | None = None
+    """The reply's length in the model's tokens (``None``: count whitespace words)."""
+    cut: bool = False
+    """The reply stopped at its token limit (finish_reason ``length``)."""
 
     @property
     def completion_tokens(self) -> int:
+        if self.generated_tokens is not None:
+            return self.generated_tokens
         return count_tokens(self.arguments if self.arguments is not None else self.text)
+
+    @property
+    def finish_reason(self) -> str:
+        """OpenAI's ``finish_reason``: ``length`` when cut, else ``tool_calls`` or ``stop``."""
+        if self.cut:
+            return "length"
+        return "tool_calls" if self.arguments is not None else "stop"
+
+
+MAX_TOKENS_LIMIT = 4096
+"""Largest ``max_tokens`` the model backend accepts (400 above it)."""
+
+
+def sampling_options(body: dict[str, Any], *, responses_api: bool) -> dict[str, Any]:
+    """A request's sampling settings for a backend that samples (``temperature``,
+    ``top_p``, ``max_tokens``/``max_completion_tokens``/``max_output_tokens``,
+    ``seed``), checked: a value out of range is a 400 naming the field."""
+    out: dict[str, Any] = {}
+    for key, low, high in (("temperature", 0.0, 2.0), ("top_p", 0.0, 1.0)):
+        value = body.get(key)
+        if value is None:
+            continue
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not low <= value <= high
+        ):
+            raise RequestError(f"{key} must be a number in [{low:g}, {high:g}]", param=key)
+        out[key] = float(value)
+    if out.get("top_p") == 0.0:
+        raise RequestError("top_p must be above 0", param="top_p")
+    names = ("max_output_tokens",) if responses_api else ("max_completion_tokens", "max_tokens")
+    for key in names:
+        value = body.get(key)
+        if value is None:
+            continue
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int)
+            or not 1 <= value <= MAX_TOKENS_LIMIT
+        ):
+            raise RequestError(f"{key} must be an integer in 1..{MAX_TOKENS_LIMIT}", param=key)
+        out["max_tokens"] = value
+        break
+    seed = body.get("seed")
+    if seed is not None:
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise RequestError("seed must be an integer", param="seed")
+        out["seed"] = seed
+    return out
 
 
 def _reject_constant(name: str) -> Any:

@@ -21,6 +21,7 @@ from rollouts.model.openai_wire import (
     _sse_event,
     _text_of,
     read_json,
+    sampling_options,
 )
 
 
@@ -87,7 +88,10 @@ def add_responses_api(app: FastAPI, model: Any) -> None:
         name = _model_field(body, model.model_name)
         tools = body.get("tools")
         use_tool = _make_move_offered(tools, body.get("tool_choice"), responses_api=True)
-        ans = model.answer(messages, use_tool)
+        if getattr(model, "samples", False):  # the model backend honours sampling settings
+            ans = model.answer(messages, use_tool, **sampling_options(body, responses_api=True))
+        else:
+            ans = model.answer(messages, use_tool)
         digest = ans.call_id.removeprefix("call_")
         if ans.arguments is not None:
             item: dict[str, Any] = {
@@ -110,12 +114,12 @@ def add_responses_api(app: FastAPI, model: Any) -> None:
             "id": "resp_" + digest,
             "object": "response",
             "created_at": float(int(time.time())),
-            "status": "completed",
+            "status": "incomplete" if ans.cut else "completed",
             "model": name,
             "output": [item],
             "instructions": body.get("instructions"),
             "error": None,
-            "incomplete_details": None,
+            "incomplete_details": {"reason": "max_output_tokens"} if ans.cut else None,
             "metadata": body.get("metadata") or {},
             "parallel_tool_calls": bool(body.get("parallel_tool_calls", True)),
             "temperature": body.get("temperature"),
@@ -199,7 +203,7 @@ def add_responses_api(app: FastAPI, model: Any) -> None:
                     arguments=item["arguments"],
                 )
             yield ev("response.output_item.done", output_index=0, item=item)
-            yield ev("response.completed", response=resp)
+            yield ev("response.incomplete" if ans.cut else "response.completed", response=resp)
 
         return StreamingResponse(
             events(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"}

@@ -14,7 +14,12 @@ The model reads what it was trained on:
   template (system prompt, every turn; tool calls rendered as text).
 
 Decoding is greedy by default (``temperature`` > 0 samples, seeded by the
-conversation). In tool mode the reply's ``<move>`` tag becomes the call's
+conversation). A request's own ``temperature``, ``top_p``, ``max_tokens`` (or
+``max_completion_tokens``, ``max_output_tokens``) and ``seed`` are honoured, as
+an OpenAI server honours them: a request that sets ``temperature`` > 0 without
+a ``seed`` samples afresh each time; out-of-range values are a 400. Usage
+counts the model's tokens, and a reply cut at its token limit finishes with
+``length``. In tool mode the reply's ``<move>`` tag becomes the call's
 ``move`` argument (core's parser reads it); a reply without one is passed on
 as it is, for the game to reject, as a model's bad tool argument would be.
 Generation runs under a lock: one request at a time (CPU).
@@ -71,12 +76,16 @@ class TransformersModel:
         self.model = AutoModelForCausalLM.from_pretrained(str(path))
         self.model.eval()
         self.model_path = str(path)
-        self.model_name = model_name or path.name
+        self.model_name = model_name or str(model_path)
         self.policy = f"model:{path}"
         self.context = context
         self.temperature = temperature
         self.max_new_tokens = max_new_tokens
         self._lock = threading.Lock()
+        self.seed = None  # /health reports it (the scripted backend's seed)
+
+    samples = True
+    """The chat and Responses APIs pass a request's sampling settings to :meth:`answer`."""
 
     def prompt(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The chat the model reads for ``messages``."""
@@ -99,37 +108,59 @@ class TransformersModel:
             code="unplayable_conversation",
         )
 
-    def generate(self, chat: list[dict[str, Any]]) -> tuple[str, int]:
-        """The model's reply text to ``chat`` and the prompt's token count."""
+    def generate(
+        self,
+        chat: list[dict[str, Any]],
+        *,
+        temperature: float | None = None,
+        top_p: float | None = None,
+        max_tokens: int | None = None,
+        seed: int | None = None,
+    ) -> tuple[str, int, int, bool]:
+        """The model's reply text to ``chat``, the prompt's and the reply's token
+        counts, and whether the reply was cut at ``max_tokens``. ``temperature``
+        ``None``: the server's; a sampled reply is seeded by ``seed`` and the
+        conversation, or (a request's temperature, no seed) afresh."""
         torch = self.torch
         tok = self.tokenizer
         ids = tok.apply_chat_template(
             chat, tokenize=True, add_generation_prompt=True, return_dict=False
         )
-        digest = hashlib.sha256(json.dumps(chat, sort_keys=True).encode()).digest()
-        sample = self.temperature > 0
+        digest = hashlib.sha256(json.dumps([seed, chat], sort_keys=True).encode()).digest()
+        temp = self.temperature if temperature is None else temperature
+        sample = temp > 0
+        limit = self.max_new_tokens if max_tokens is None else max_tokens
         with self._lock, torch.no_grad():
-            if sample:
+            if sample and (seed is not None or temperature is None):
                 torch.manual_seed(int.from_bytes(digest[:8], "big") % 2**63)
+            elif sample:
+                torch.seed()  # a request's temperature without a seed: fresh samples
             out = self.model.generate(
                 input_ids=torch.tensor([list(ids)]),
                 attention_mask=torch.ones(1, len(ids), dtype=torch.long),
                 do_sample=sample,
-                temperature=self.temperature if sample else None,
+                temperature=temp if sample else None,
                 top_k=0 if sample else None,
-                max_new_tokens=self.max_new_tokens,
+                top_p=top_p if sample and top_p is not None else None,
+                max_new_tokens=limit,
                 eos_token_id=tok.eos_token_id,
                 pad_token_id=tok.pad_token_id,
             )
         reply = out[0, len(ids) :].tolist()
-        return tok.decode(reply, skip_special_tokens=True).strip(), len(ids)
+        ended = bool(reply) and reply[-1] == tok.eos_token_id
+        count = len(reply)
+        if tok.pad_token_id is not None and tok.pad_token_id != tok.eos_token_id:
+            count -= reply.count(tok.pad_token_id)
+        cut = not ended and count >= limit
+        return tok.decode(reply, skip_special_tokens=True).strip(), len(ids), count, cut
 
-    def answer(self, messages: list[dict[str, Any]], use_tool: bool) -> Any:
-        """The model's ``Answer`` (``rollouts.model.policy_server.Answer``)."""
+    def answer(self, messages: list[dict[str, Any]], use_tool: bool, **options: Any) -> Any:
+        """The model's ``Answer`` (``rollouts.model.policy_server.Answer``);
+        ``options``: a request's sampling settings (:meth:`generate`'s keywords)."""
         from core.parsing import TOOL_ARGUMENT, FormatError, parse_reply
         from rollouts.model.policy_server import Answer, _digest
 
-        text, prompt_tokens = self.generate(self.prompt(messages))
+        text, prompt_tokens, tokens, cut = self.generate(self.prompt(messages), **options)
         convo = tuple((m["role"], m.get("content") or "") for m in messages)
         call_id = "call_" + _digest("call", self.model_path, convo)
         if use_tool:
@@ -139,7 +170,5 @@ class TransformersModel:
                 move = text
             # The call's arguments as the JSON text a model writes: {"move": ...}.
             arguments = json.dumps({TOOL_ARGUMENT: move})
-            return Answer(
-                text="", arguments=arguments, call_id=call_id, prompt_tokens=prompt_tokens
-            )
-        return Answer(text=text, arguments=None, call_id=call_id, prompt_tokens=prompt_tokens)
+            return Answer("", arguments, call_id, prompt_tokens, tokens, cut)
+        return Answer(text, None, call_id, prompt_tokens, tokens, cut)

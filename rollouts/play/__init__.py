@@ -20,11 +20,12 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
     """play a game against an opponent or a model, watch a model, replay runs (web page)"""
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
     parser.add_argument(
-        "--port", type=int, default=DEFAULT_PORT, help="default %(default)s; 0 picks a free one"
+        "--port", type=_port, default=DEFAULT_PORT, help="default %(default)s; 0 picks a free one"
     )
     parser.add_argument(
         "--runs",
         action="append",
+        type=_runs_dir,
         default=None,
         help="directory of records the replay may open (repeatable; default runs)",
     )
@@ -63,6 +64,28 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
     )
     term.add_argument("--seed", type=int, default=0)
     parser.set_defaults(func=run)
+
+
+def _port(text: str) -> int:
+    """``--port``: 0..65535 (else one line, exit 2)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0..65535, not {value}")
+    return value
+
+
+def _runs_dir(text: str) -> str:
+    """``--runs``: a directory that exists (else one line, exit 2)."""
+    from pathlib import Path
+
+    path = Path(text)
+    if not path.is_dir():
+        why = "not a directory" if path.exists() else "no such directory"
+        raise argparse.ArgumentTypeError(f"{text}: {why}")
+    return text
 
 
 def _game(text: str) -> str:

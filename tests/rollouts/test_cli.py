@@ -268,6 +268,13 @@ def _gamebridge(
 NO_NEMO = {"GAMEBRIDGE_NEMO_PYTHON": "/nonexistent/.venv-nemo/bin/python"}
 
 
+def _refused_port() -> int:
+    """A port where nothing listens (bound, then closed)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
 def _bad_inputs(tmp: Path, busy_port: int) -> list[tuple[list[str], str, dict[str, Any]]]:
     """Every documented bad input: (argv, what the one line says, how to run it)."""
     malformed = tmp / "malformed.jsonl"
@@ -302,6 +309,14 @@ def _bad_inputs(tmp: Path, busy_port: int) -> list[tuple[list[str], str, dict[st
         (["serve-policy", "--port", str(busy_port)], f"port {busy_port} on 127.0.0.1 is busy", {}),
         (["serve-policy", "--port", "70000"], "a port is 0..65535", {}),
         (["play", "--port", str(busy_port)], "busy", {}),
+        (["play", "--port", "99999"], "a port is 0..65535, not 99999", {}),
+        (["play", "--runs", str(tmp / "nonexistent")], "no such directory", {}),
+        (["eval", "--base-url", "notaurl"], "is not an http(s) URL", {}),
+        (["compare", "--base-url", "notaurl"], "is not an http(s) URL", {}),
+        (["eval", "--base-url", f"http://127.0.0.1:{_refused_port()}/v1"], "cannot connect", {}),
+        (["eval", "--opponent", "alphazero"], "invalid choice: 'alphazero'", {}),
+        (["eval", "--depth", "13"], "a depth is 1..12, not 13", {}),
+        (["compare", "--depth", "0"], "must be at least 1", {}),
         (
             ["eval", "--framework", "verifiers"],
             "pip install -e '.[verifiers]'",
@@ -320,6 +335,12 @@ def _bad_inputs(tmp: Path, busy_port: int) -> list[tuple[list[str], str, dict[st
         cases += [
             (["eval", "--game", "openspiel:nope"], "unknown OpenSpiel game 'nope'", {}),
             (["eval", "--game", "openspiel:backgammon"], "has chance events", {}),
+            (["eval", "--game", "openspiel:go(board_size=x)"], "OpenSpiel cannot load", {}),
+            (
+                ["eval", "--game", "openspiel:tic_tac_toe", "--opponent", "minimax"],
+                "offers the opponents",
+                {},
+            ),
         ]
     else:
         cases.append((["eval", "--game", "openspiel:hex"], "[openspiel]", {}))
@@ -498,3 +519,57 @@ def test_the_progress_bar_shows_before_the_first_episode(
     assert cli.main(argv) == 0
     assert "watched" in WatchedDriver.seen and "0/3" in WatchedDriver.seen, WatchedDriver.seen
     assert "3/3" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "opponent", "depth"),
+    [
+        (["--opponent", "random"], "random", 2),
+        (["--opponent", "minimax", "--depth", "9"], "minimax", 9),
+        (
+            [
+                "--game",
+                "openspiel:tic_tac_toe",
+                "--policy",
+                "random",
+                "--opponent",
+                "mcts",
+                "--depth",
+                "1",
+            ],
+            "mcts",
+            1,
+        ),
+        ([], "minimax", 2),
+    ],
+)
+def test_eval_plays_the_chosen_opponent(
+    argv: list[str], opponent: str, depth: int, tmp_path: Path
+) -> None:
+    """``eval --opponent/--depth`` reach every task (the play page and the tasks
+    offer them; ``--min-rmp 0 --max-rmp 0`` alone could only reach minimax depth 2)."""
+    out = tmp_path / "run.jsonl"
+    base = ["eval", "-n", "2", "--min-rmp", "0", "--max-rmp", "0", "--out", str(out)]
+    assert cli.main([*base, *argv]) == 0
+    tasks = [r.task for r in read_records(out)]
+    assert [(t["opponent"], t["depth"]) for t in tasks] == [(opponent, depth)] * 2
+
+
+def test_compare_plays_the_chosen_opponent(tmp_path: Path) -> None:
+    code = cli.main(
+        [
+            "compare",
+            "--frameworks",
+            "core",
+            "-n",
+            "2",
+            "--opponent",
+            "random",
+            "--out",
+            str(tmp_path),
+        ]
+    )
+    assert code == 0
+    (records,) = tmp_path.glob("tictactoe-core.jsonl")
+    assert {r.task["opponent"] for r in read_records(records)} == {"random"}
+    assert "random" in (tmp_path / "report.html").read_text()
