@@ -6,6 +6,7 @@ every framework (and scripted players can read it back).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from core.games.base import Game
@@ -73,10 +74,38 @@ def tool_schema(game: Game[Any, Any]) -> dict[str, Any]:
     }
 
 
+MOVE_SEPARATORS = (", ", " | ", "\n")
+"""How a list of moves is joined, the first that no move contains: ``", "`` for
+every native game; ``" | "`` when a move holds a comma (``openspiel:nim``'s
+``pile:1, take:1;``, ``openspiel:amazons``' ``X From (7, 1)``); one per line
+when a move holds both."""
+
+
+def join_moves(moves: Sequence[str]) -> str:
+    """``moves`` as one unambiguous text: joined by the first of
+    :data:`MOVE_SEPARATORS` that no move contains (a comma or a bar counts).
+
+    >>> join_moves(["1", "2"])
+    '1, 2'
+    >>> join_moves(["pile:1, take:1;", "pile:2, take:1;"])
+    'pile:1, take:1; | pile:2, take:1;'
+    """
+    for sep in MOVE_SEPARATORS[:-1]:
+        mark = sep.strip()
+        if not any(mark in m for m in moves):
+            return sep.join(moves)
+    return "\n" + "\n".join(moves)
+
+
+def legal_moves_line(moves: Sequence[str]) -> str:
+    """The observation's ``Legal moves:`` line (lines, when moves hold ``,`` and ``|``)."""
+    return "Legal moves: " + join_moves(moves)
+
+
 def _position(game: Game[Any, Any], state: Any, board: str | None) -> list[str]:
     lines = [game.render(state) if board is None else board]
     if game.spec.list_legal_moves:
-        lines.append("Legal moves: " + ", ".join(game.legal_moves_text(state)))
+        lines.append(legal_moves_line(game.legal_moves_text(state)))
     return lines
 
 
@@ -88,7 +117,7 @@ def turn_observation(
     episode's step renders a position once, for its event and this)."""
     lines = []
     if opponent_moves:
-        lines.append("Opponent played: " + ", ".join(opponent_moves) + ".")
+        lines.append("Opponent played: " + join_moves(opponent_moves) + ".")
     lines += _position(game, state, board)
     lines.append("Your move.")
     return "\n".join(lines)
@@ -133,7 +162,7 @@ def final_observation(
     :func:`turn_observation`."""
     lines = []
     if opponent_moves:
-        lines.append("Opponent played: " + ", ".join(opponent_moves) + ".")
+        lines.append("Opponent played: " + join_moves(opponent_moves) + ".")
     reason = {
         "game_over": "",
         "forfeit": " You forfeited the game: too many invalid replies.",

@@ -247,3 +247,19 @@ def test_without_openspiel_the_error_names_the_extra() -> None:
     assert len(lines) == 2, done.stdout + done.stderr
     for line in lines:
         assert "pip install -e '.[openspiel]'" in line, line
+
+
+@pytest.mark.parametrize("name", ["openspiel:nim", "openspiel:amazons", "openspiel:clobber"])
+def test_the_legal_moves_line_splits_back_into_the_legal_moves(name: str) -> None:
+    """A move may contain ", " (nim's ``pile:1, take:1;``, amazons' ``X From (7, 1)``):
+    the observation's list is joined by a separator no move contains, so a reader
+    that splits the line on it gets exactly the legal moves back."""
+    from core.prompts import MOVE_SEPARATORS
+
+    episode = Episode(Task(game=name, opponent="random", seed=3))
+    observation = episode.reset()
+    legal = list(episode.game.legal_moves_text(episode.state))
+    line = observation.split("Legal moves: ", 1)[1].split("\nYour move.")[0]
+    sep = next(s for s in MOVE_SEPARATORS if all(s.strip() not in m for m in legal))
+    assert line.split(sep) == legal
+    assert (sep == ", ") == (not any("," in m for m in legal))
