@@ -44,7 +44,8 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
         "--game",
         default="tictactoe",
         type=_game,
-        help="a game of core.list_games() (connect_four, nim, othello, tictactoe, wordle, ...)",
+        help="a game of core.list_games() (connect_four, nim, othello, tictactoe, wordle), "
+        "or openspiel:NAME (e.g. openspiel:tic_tac_toe)",
     )
     term.add_argument("--side", type=int, default=0, help="your side: 0 moves first")
     term.add_argument(
@@ -53,8 +54,13 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
         default="opponent",
         help="the built-in opponent or the model (scripted --policy, or --base-url)",
     )
-    term.add_argument("--opponent", choices=("minimax", "random"), default="minimax")
-    term.add_argument("--depth", type=int, default=2)
+    term.add_argument(
+        "--opponent",
+        choices=("minimax", "random", "mcts"),
+        default=None,
+        help="the built-in opponent (default: minimax, or mcts for an OpenSpiel game)",
+    )
+    term.add_argument("--depth", type=int, default=2, help="its search depth (mcts: its level)")
     term.add_argument("--rmp", type=float, default=0.0, help="opponent random-move probability")
     term.add_argument(
         "--policy",

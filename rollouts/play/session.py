@@ -31,7 +31,7 @@ from typing import Any, Literal, Protocol
 from core import conversation as chat
 from core.episode import Episode
 from core.games import make_game
-from core.games.base import GameError
+from core.games.base import BoardView, GameError
 from core.opponents import MoveListOpponent, NoMoveLeftError
 from core.tasks import Task, TaskError
 
@@ -124,7 +124,9 @@ def _task(setup: Setup) -> Task:
     if game is None:
         from core.games import list_games
 
-        raise PlayError(f"unknown game {setup.game!r}; known: {', '.join(list_games())}")
+        raise PlayError(
+            f"unknown game {setup.game!r}; known: {', '.join(list_games())}, or openspiel:NAME"
+        )
     players = game.spec.num_players
     if not (isinstance(setup.side, int) and 0 <= setup.side < players):
         raise PlayError(f"side must be in 0..{players - 1} for {setup.game}, got {setup.side!r}")
@@ -146,9 +148,47 @@ def _task(setup: Setup) -> Task:
 
 
 def _known(name: str) -> bool:
-    from core.games import list_games
+    """A game ``make_game`` can make: a native one, or a bridged one (``openspiel:NAME``)."""
+    if not isinstance(name, str):
+        return False
+    try:
+        make_game(name)
+    except (KeyError, GameError, ImportError):
+        return False
+    return True
 
-    return isinstance(name, str) and name in list_games()
+
+def default_opponent(game: str) -> str:
+    """The built-in opponent a game gets unless one is chosen: minimax where the
+    game offers it, else MCTS (the OpenSpiel bridge)."""
+    from core.tasks import DEFAULT_OPPONENT
+
+    offered = make_game(game).spec.opponents
+    if "minimax" in offered:
+        return "minimax"
+    return DEFAULT_OPPONENT if DEFAULT_OPPONENT in offered else offered[0]
+
+
+_FLIP = {"win": "loss", "loss": "win", "draw": "draw"}
+
+
+def board_view(game: Any, state: Any) -> tuple[BoardView, bool]:
+    """The game's own :class:`BoardView`, or (a game without one: the OpenSpiel
+    bridge) a generic one: no cells, every legal move in ``other_moves`` (the page
+    shows the board's text and the moves to pick from). Second: generic or not."""
+    try:
+        return game.board_view(state), False
+    except NotImplementedError:
+        over = game.is_terminal(state)
+        return (
+            BoardView(
+                cells=(),
+                marks=(),
+                other_moves=() if over else tuple(game.legal_moves_text(state)),
+                to_play=None if over else game.to_play(state),
+            ),
+            True,
+        )
 
 
 @dataclass
@@ -322,7 +362,7 @@ class GameSession:
         """The JSON the page draws."""
         ep, game, spec = self.episode, self.game, self.game.spec
         state = self.waiting if self.waiting is not None else ep.state
-        board = game.board_view(state)
+        board, generic = board_view(game, state)
         your_turn = self.person_to_move()
         out: dict[str, Any] = {
             "setup": self.setup.__dict__,
@@ -344,7 +384,7 @@ class GameSession:
             else None,
             "seat": self.task.model_player,
             "you": self.setup.side if self.setup.mode == "play" else None,
-            "board": board.to_dict(),
+            "board": {**board.to_dict(), "generic": generic},
             "board_text": game.render(state),
             "your_turn": your_turn,
             "model_to_move": self.model_to_move(),
@@ -360,7 +400,20 @@ class GameSession:
             "replies": list(self.replies),
         }
         if ep.done:
+            result = str(ep.result)
+            person_is_opponent = (
+                self.setup.mode == "play" and self.setup.other == "model" and self.two_players
+            )
             out.update(
+                your_result=(
+                    None
+                    if self.setup.mode != "play"
+                    else _FLIP.get(result, result)
+                    if person_is_opponent
+                    else result
+                ),
+                reward_of="model" if self.setup.model_in_seat() else "you",
+                answer=getattr(ep.state, "answer", None) or None,
                 result=ep.result,
                 termination=ep.termination,
                 reward=ep.reward().to_dict(),

@@ -1,16 +1,19 @@
 """``gamebridge play --terminal``: a quick game without a browser.
 
 The same :class:`~rollouts.play.session.GameSession` as the page: you type a
-move, core judges it. Type ``quit`` (or end the input) to stop.
+move, core judges it. Type ``quit`` (or end the input, or press Ctrl-C) to
+stop. At the end: the result (yours), why a game was forfeited, Wordle's
+answer when it was not found, and the reward as its weighted parts.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import TextIO
+from typing import Any, TextIO
 
-from rollouts.play.session import GameSession, PlayError, ScriptedModel, Setup
+from core.prompts import join_moves
+from rollouts.play.session import GameSession, PlayError, ScriptedModel, Setup, default_opponent
 
 
 def _model(args: argparse.Namespace) -> object:
@@ -32,7 +35,7 @@ def play(args: argparse.Namespace, stdin: TextIO = sys.stdin, stdout: TextIO = s
         mode="play",
         side=args.side,
         other=args.against,
-        opponent=args.opponent,
+        opponent=args.opponent or default_opponent(args.game),
         depth=args.depth,
         random_move_prob=args.rmp,
         seed=args.seed,
@@ -55,16 +58,12 @@ def play(args: argparse.Namespace, stdin: TextIO = sys.stdin, stdout: TextIO = s
                 say(f"model replied {turn['reply']!r}: {what}")
         shown = len(view["turns"])
         if view["done"]:
-            say(view["board_text"])
-            reward = view["reward"]
-            parts = ", ".join(f"{k} {v:+.3f}" for k, v in reward["components"].items())
-            say(
-                f"Game over: {view['result']} ({view['termination']}). Reward {reward['total']:.3f} ({parts})."
-            )
+            for line in ending(view):
+                say(line)
             return 0
         if view["your_turn"] and session.setup.other == "model":
             say(view["board_text"])
-            say("Legal moves: " + ", ".join(view["legal_moves"]))
+            say("Legal moves: " + join_moves(view["legal_moves"]))
         else:
             say(view["observation"])
         say(f"(invalid moves left: {view['invalid_left']}) your move> ")
@@ -78,5 +77,43 @@ def play(args: argparse.Namespace, stdin: TextIO = sys.stdin, stdout: TextIO = s
             say(f"not played: {e}")
 
 
+def reward_line(reward: dict[str, Any], whose: str) -> str:
+    """The reward as weighted parts that add up to the total:
+    ``Your reward -1.200 = win 1 x 0.000 + margin 1 x -1.000 + ...``."""
+    weights = reward.get("weights") or {}
+    parts = " + ".join(
+        f"{name} {weights.get(name, 1.0):g} x {value:.3f}"
+        for name, value in reward["components"].items()
+    )
+    return f"{whose} reward {reward['total']:.3f} = {parts}."
+
+
+def ending(view: dict[str, Any]) -> list[str]:
+    """What the terminal says when the game is over."""
+    lines = []
+    seat = "The model" if view.get("reward_of") == "model" else "You"
+    if view["termination"] == "forfeit":
+        lines.append(
+            f"{seat} forfeit{'s' if seat != 'You' else ''} the game: "
+            f"{view['invalid_moves']} invalid replies, one more than the "
+            f"{view['max_invalid_moves']} allowed."
+        )
+    else:
+        lines.append(view["board_text"])
+    if view.get("answer") and view["result"] != "win":
+        lines.append(f"The answer was {view['answer'].upper()}.")
+    result = view.get("your_result") or view["result"]
+    lines.append(f"Game over: you {_VERB.get(result, result)} ({view['termination']}).")
+    lines.append(reward_line(view["reward"], "Your" if seat == "You" else "The model's"))
+    return lines
+
+
+_VERB = {"win": "won", "loss": "lost", "draw": "drew"}
+
+
 def run_terminal(args: argparse.Namespace) -> int:
-    return play(args)
+    try:
+        return play(args)
+    except KeyboardInterrupt:  # Ctrl-C: stop, no traceback
+        print("\nstopped.", flush=True)
+        return 130

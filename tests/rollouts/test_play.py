@@ -246,7 +246,7 @@ def test_terminal_mode_plays_a_game() -> None:
     out = io.StringIO()
     assert play(args, stdin=io.StringIO("nine\n" + moves), stdout=out) == 0
     text = out.getvalue()
-    assert "Game over:" in text and "Reward" in text
+    assert "Game over:" in text and "reward" in text
     assert "rejected" in text  # "nine" was judged by core and cost a retry
 
 
@@ -297,3 +297,139 @@ def test_an_openai_compatible_endpoint_plays_like_the_scripted_model_in_process(
             local.move(move)
     assert remote.view()["trajectory"] == local.view()["trajectory"]
     assert remote.view()["model"].startswith("scripted at http://127.0.0.1:")
+
+
+def _terminal_args(**kw: Any) -> Any:
+    import argparse
+
+    base = dict(
+        game="tictactoe", side=0, against="opponent", opponent=None, depth=1, rmp=0.0,
+        policy="minimax:2", seed=0, base_url=None, model=None, api_key=None,
+    )  # fmt: skip
+    return argparse.Namespace(**{**base, **kw})
+
+
+def test_terminal_forfeit_says_why_and_shows_no_next_turn() -> None:
+    from rollouts.play.terminal import play
+
+    out = io.StringIO()
+    assert play(_terminal_args(), stdin=io.StringIO("zz\n" * 4), stdout=out) == 0
+    text = out.getvalue()
+    tail = text[text.rindex("your move>") :]
+    assert "You forfeit the game: 4 invalid replies, one more than the 3 allowed." in tail
+    assert "to move" not in tail and "Game over: you lost (forfeit)." in tail
+
+
+def test_terminal_reward_line_adds_up_from_weighted_parts() -> None:
+    import re
+
+    from rollouts.play.terminal import play
+
+    out = io.StringIO()
+    play(_terminal_args(), stdin=io.StringIO("zz\n" * 4), stdout=out)
+    line = next(x for x in out.getvalue().splitlines() if x.startswith("Your reward"))
+    total, parts = re.fullmatch(r"Your reward (\S+) = (.*)\.", line).groups()  # type: ignore[union-attr]
+    terms = re.findall(r"\w+ (\S+) x (\S+)", parts)
+    assert len(terms) == 4
+    assert abs(sum(float(w) * float(v) for w, v in terms) - float(total)) < 1e-3
+
+
+def test_terminal_wordle_reveals_the_answer_after_a_loss() -> None:
+    from rollouts.play.terminal import play
+
+    guesses = "\n".join(["fuzzy", "jazzy", "pizza", "buzzy", "dizzy", "fizzy"]) + "\n"
+    out = io.StringIO()
+    play(_terminal_args(game="wordle", seed=1), stdin=io.StringIO(guesses), stdout=out)
+    text = out.getvalue()
+    session = GameSession(Setup(game="wordle", seed=1))
+    answer = session.episode.state.answer
+    assert f"The answer was {answer.upper()}." in text and "you lost" in text
+
+
+def test_terminal_ctrl_c_stops_without_a_traceback() -> None:
+    import signal
+    import subprocess
+    import sys as _sys
+
+    r = subprocess.Popen(
+        [_sys.executable, "-m", "rollouts.cli", "play", "--terminal"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert r.stdout is not None
+    shown = ""
+    while "your move>" not in shown:  # the game waits for a move: press Ctrl-C
+        line = r.stdout.readline()
+        assert line, r.stderr.read() if r.stderr else ""
+        shown += line
+    r.send_signal(signal.SIGINT)
+    out, err = r.communicate(timeout=60)
+    assert r.returncode == 130, err
+    assert "Traceback" not in out + err and out.rstrip().endswith("stopped.")
+
+
+def test_terminal_plays_a_bridged_openspiel_game() -> None:
+    pytest.importorskip("pyspiel")
+    from rollouts.play.terminal import play
+
+    session = GameSession(Setup(game="openspiel:tic_tac_toe", opponent="random", seed=2))
+    moves = []
+    rng = random.Random(1)
+    while not session.episode.done:
+        move = rng.choice(session.view()["board"]["other_moves"])
+        moves.append(move)
+        session.move(move)
+    assert session.view()["board"]["generic"] is True
+    out = io.StringIO()
+    args = _terminal_args(game="openspiel:tic_tac_toe", opponent="random", seed=2)
+    assert play(args, stdin=io.StringIO("\n".join(moves) + "\n"), stdout=out) == 0
+    text = out.getvalue()
+    assert "Game over: you" in text and "Legal moves: x(0,0) | x(0,1)" in text
+
+
+def test_cli_play_terminal_openspiel_is_not_an_unknown_game() -> None:
+    pytest.importorskip("pyspiel")
+    import subprocess
+    import sys as _sys
+
+    r = subprocess.run(
+        [
+            _sys.executable,
+            "-m",
+            "rollouts.cli",
+            "play",
+            "--terminal",
+            "--game",
+            "openspiel:tic_tac_toe",
+        ],
+        input="x(1,1)\nquit\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert r.returncode == 0, r.stderr
+    assert "against mcts" in r.stdout and "Opponent played:" in r.stdout
+    assert r.stdout.rstrip().endswith("stopped.")
+
+
+def test_the_result_against_a_model_is_the_persons() -> None:
+    """The person plays X against the model; the view's ``your_result`` is the
+    person's (the episode's result is the model's, in the seat)."""
+    session = GameSession(
+        Setup(game="tictactoe", other="model", side=0, seed=1), ScriptedModel("minimax:4", 1)
+    )
+    for move in ("0", "1", "3", "2", "5", "6", "7", "8"):  # a poor game: the model wins
+        if session.episode.done:
+            break
+        if move in session.view()["legal_moves"]:
+            session.move(move)
+    while not session.episode.done:
+        session.move(session.view()["legal_moves"][0])
+    view = session.view()
+    flip = {"win": "loss", "loss": "win", "draw": "draw"}
+    assert view["your_result"] == flip[str(view["result"])]
+    assert view["reward_of"] == "model"
