@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.stats import RESULTS, RatingTable, bucket_label, wilson_interval
+from core.stats import DEFAULT_BUCKETS, RESULTS, RatingTable, bucket_label, wilson_interval
 from rollouts.drivers.base import RolloutRecord
 from rollouts.evaluation.ratings import GameRatings, rating_rows
 from rollouts.evaluation.summary import (
@@ -73,7 +73,7 @@ def reward_histograms_svg(records: Mapping[str, Sequence[RolloutRecord]], bins: 
     lo, hi = min(values), max(values)
     if hi - lo < 1e-9:
         lo, hi = lo - 0.5, hi + 0.5
-    width, height, pad = 220, 120, 22
+    width, height, pad = 220, 134, 22
     charts = []
     for idx, (name, xs) in enumerate(totals.items()):
         counts = [0] * bins
@@ -99,8 +99,13 @@ def reward_histograms_svg(records: Mapping[str, Sequence[RolloutRecord]], bins: 
             f"{''.join(bars)}"
             f'<line x1="{pad}" y1="{height - pad}" x2="{width - pad}" y2="{height - pad}" '
             f'stroke="#555"/>'
-            f'<text x="{pad}" y="{height - 6}" class="s">{lo:.2f}</text>'
-            f'<text x="{width - pad}" y="{height - 6}" text-anchor="end" class="s">{hi:.2f}</text>'
+            f'<text x="{pad}" y="{height - pad + 12}" class="s">{lo:.2f}</text>'
+            f'<text x="{width - pad}" y="{height - pad + 12}" text-anchor="end" class="s">'
+            f"{hi:.2f}</text>"
+            f'<text x="{width / 2}" y="{height - 2}" text-anchor="middle" class="s axis">'
+            f"reward total</text>"
+            f'<text x="10" y="{height / 2}" text-anchor="middle" class="s axis" '
+            f'transform="rotate(-90 10 {height / 2})">episodes (max {top})</text>'
             f"</svg>"
         )
     return '<div class="charts">' + "".join(charts) + "</div>"
@@ -118,9 +123,13 @@ def win_rate_by_difficulty_svg(records: Mapping[str, Sequence[RolloutRecord]]) -
             table[b][name] = (wins + (r.trajectory.get("result") == "win"), n + 1)
     if not table:
         return "<p>No episodes.</p>"
-    buckets = sorted(table)
+    # Every bucket, those without an episode too (marked n=0: not missing data, not 0 wins).
+    every = [bucket_label(lo) for lo in DEFAULT_BUCKETS[:-1]]
+    buckets = sorted(set(every) | set(table))
+    for b in buckets:
+        table.setdefault(b, {})
     width = max(360, 60 + len(buckets) * (len(names) * 14 + 30))
-    height, pad_l, pad_b, pad_t = 220, 40, 40, 20
+    height, pad_l, pad_b, pad_t = 220, 44, 40, 20
     plot_h = height - pad_b - pad_t
     group_w = (width - pad_l - 10) / len(buckets)
     bar_w = max(4.0, min(18.0, (group_w - 16) / max(1, len(names))))
@@ -139,7 +148,12 @@ def win_rate_by_difficulty_svg(records: Mapping[str, Sequence[RolloutRecord]]) -
         gx = pad_l + gi * group_w + 8
         for ni, name in enumerate(names):
             wins, n = table[b].get(name, (0, 0))
-            if n == 0:
+            if n == 0:  # no episode in this bucket: say so (an empty bar reads as 0 wins)
+                parts.append(
+                    f'<text x="{gx + ni * bar_w + (bar_w - 1) / 2:.1f}" y="{pad_t + plot_h - 3:.1f}" '
+                    f'text-anchor="middle" class="s empty">n=0<title>{_e(name)} {_e(b)}: '
+                    f"no episodes</title></text>"
+                )
                 continue
             rate = wins / n
             low, high = wilson_interval(wins, n)
@@ -161,8 +175,12 @@ def win_rate_by_difficulty_svg(records: Mapping[str, Sequence[RolloutRecord]]) -
             f'text-anchor="middle" class="s">{_e(b)}</text>'
         )
     parts.append(
-        f'<text x="{width / 2}" y="{height - 6}" text-anchor="middle" class="s">'
-        f"opponent random_move_prob</text>"
+        f'<text x="{width / 2}" y="{height - 6}" text-anchor="middle" class="s axis">'
+        f"opponent random_move_prob (difficulty bucket)</text>"
+    )
+    parts.append(
+        f'<text x="10" y="{pad_t + plot_h / 2:.1f}" text-anchor="middle" class="s axis" '
+        f'transform="rotate(-90 10 {pad_t + plot_h / 2:.1f})">win rate (95% CI)</text>'
     )
     parts.append("</svg>")
     legend = "".join(
@@ -360,7 +378,8 @@ table.summary td:first-child,table.summary th:first-child{text-align:left}
 .verdict{font-weight:bold;padding:8px 12px;border-radius:4px;display:inline-block}
 .ok{background:#e3f4e1;color:#1d5e1a}.bad{background:#fbe3e3;color:#8a1c1c}
 .charts{display:flex;flex-wrap:wrap;gap:8px}.chart text.t{font-size:12px}
-.chart text.s,.chart .s{font-size:10px;fill:#555}
+.chart text.s,.chart .s{font-size:10px;fill:#555}.chart text.axis{fill:#333}
+.chart text.empty{fill:#999;font-style:italic}.modes{max-width:900px}
 .legend{font-size:.85em}.key{margin-right:12px}.sw{display:inline-block;width:10px;height:10px;
 margin-right:4px}
 pre.board{font-family:ui-monospace,Menlo,Consolas,monospace;background:#f7f7f7;padding:10px;
@@ -381,6 +400,11 @@ _JS = """
     var opt = document.createElement('option');
     opt.value = String(i); opt.textContent = ep.label; sel.appendChild(opt);
   });
+  var urlBox = document.getElementById('play-url');
+  function playUrl(){
+    var u = (urlBox.value || PLAY_URL).trim();
+    return u.charAt(u.length - 1) === '/' ? u : u + '/';
+  }
   function show(){
     if (!episodes.length) { caption.textContent = 'No episodes.'; return; }
     var frames = episodes[cur].frames;
@@ -389,7 +413,7 @@ _JS = """
     var link = document.getElementById('play-link');
     var path = decodeURIComponent(location.pathname);
     var dir = path.slice(0, path.lastIndexOf('/') + 1);
-    link.href = PLAY_URL + '#replay=' + encodeURIComponent(dir + episodes[cur].file) +
+    link.href = playUrl() + '#replay=' + encodeURIComponent(dir + episodes[cur].file) +
       '&episode=' + episodes[cur].index + '&frame=' + frame;
     caption.textContent = frames[frame].caption;
     pos.textContent = (frame + 1) + ' / ' + frames.length;
@@ -406,10 +430,18 @@ _JS = """
   // #episode=I&frame=J opens that frame (links, and the headless browser test)
   var hash = {};
   location.hash.replace(/^#/, '').split('&').forEach(function(kv){
-    var p = kv.split('='); if (p.length === 2) { hash[p[0]] = parseInt(p[1], 10); }
+    var p = kv.split('='); if (p.length === 2 && p[0] !== 'play') { hash[p[0]] = parseInt(p[1], 10); }
   });
   if (hash.episode >= 0 && hash.episode < episodes.length) { cur = hash.episode; sel.value = String(cur); }
   if (hash.frame >= 0) { frame = hash.frame; }
+  var given = /(?:^#|&)play=([^&]+)/.exec(location.hash);
+  var saved = null;
+  try { saved = localStorage.getItem('gamebridge-play-url'); } catch (e) { saved = null; }
+  urlBox.value = given ? decodeURIComponent(given[1]) : (saved || PLAY_URL);
+  urlBox.addEventListener('input', function(){
+    try { localStorage.setItem('gamebridge-play-url', urlBox.value); } catch (e) { /* no storage */ }
+    show();
+  });
   show();
   document.body.setAttribute('data-replay-ready', String(episodes.length));
 })();
@@ -428,6 +460,23 @@ def _json_for_script(data: Any) -> str:
         .replace(">", "\\u003e")
         .replace("&", "\\u0026")
     )
+
+
+def mode_label(name: str, records: Sequence[RolloutRecord]) -> str:
+    """``name [text]`` or ``name [tools]``: a framework as the report names it
+    (a name that says its mode already is kept)."""
+    if "[" in name:
+        return name
+    tools = any(trajectory_mode(r.trajectory) == "tools" for r in records)
+    return f"{name} [{'tools' if tools else 'text'}]"
+
+
+MODES_NOTE = (
+    "[text]: the model replies with &lt;move&gt; tags; [tools]: it calls the make_move tool. "
+    "The two modes are different conversations (another prompt, another reply format), so "
+    "their results may differ; identity is checked within a mode: each framework against "
+    "core in the same mode."
+)
 
 
 def render_report(
@@ -456,6 +505,9 @@ def render_report(
     if ratings:
         body.append(ratings_html(ratings))
     for s in sections:
+        names = {n: mode_label(n, recs) for n, recs in s.records.items()}
+        records = {names[n]: recs for n, recs in s.records.items()}
+        summaries = {names.get(n, n): sm for n, sm in s.summaries.items()}
         body.append(f"<h2>{_e(s.game)}</h2>")
         if s.divergences:
             items = "".join(f"<li>{_e(d.describe())}</li>" for d in s.divergences)
@@ -476,14 +528,16 @@ def render_report(
                 f'<p class="ok">Trajectories and rewards identical across '
                 f"{len(s.records)} frameworks.{_e(note)}</p>"
             )
-        body.append(summary_table_html(s.summaries))
+        body.append(summary_table_html(summaries))
+        if len({n.rsplit("[", 1)[-1] for n in summaries}) > 1:
+            body.append(f'<p class="meta modes">{MODES_NOTE}</p>')
         counts = "; ".join(
             f"{_e(n)}: " + ", ".join(f"{r} {sm.results[r].count}" for r in RESULTS)
-            for n, sm in s.summaries.items()
+            for n, sm in summaries.items()
         )
         body.append(f'<p class="meta">{counts}</p>')
-        body.append("<h3>Reward distribution</h3>" + reward_histograms_svg(s.records))
-        body.append("<h3>Win rate by difficulty</h3>" + win_rate_by_difficulty_svg(s.records))
+        body.append("<h3>Reward distribution</h3>" + reward_histograms_svg(records))
+        body.append("<h3>Win rate by difficulty</h3>" + win_rate_by_difficulty_svg(records))
     body.append(
         '<h2>Replay</h2><p><select id="episode" aria-label="episode"></select></p>'
         '<p><button id="first">|&lt;</button><button id="prev">&lt; prev</button>'
@@ -493,7 +547,10 @@ def render_report(
         '<p class="meta"><a id="play-link" href="#">Step through this episode in '
         "gamebridge play</a> (start it first: <code>gamebridge play</code>, from the folder "
         "that holds <code>runs/</code>): the board, each observation the model read, its raw "
-        "replies and what core made of them.</p>"
+        "replies and what core made of them. "
+        '<label>The play page is at <input id="play-url" size="28" aria-label="play page URL">'
+        "</label> (the address <code>gamebridge play --port N</code> printed; kept in this "
+        "browser; <code>#play=URL</code> in this page's address sets it too).</p>"
     )
     data = _json_for_script(_replay_data(sections) if episodes is None else episodes)
     return (

@@ -48,6 +48,7 @@ from rollouts.play.session import (
     ScriptedModel,
     SessionStore,
     Setup,
+    board_view,
 )
 
 STATIC = Path(__file__).parent / "static"
@@ -72,7 +73,7 @@ class NewSession(BaseModel):
     mode: Literal["play", "watch"] = "play"
     side: int = Field(0, ge=0, le=1)
     other: Literal["opponent", "model"] = "opponent"
-    opponent: Literal["minimax", "random"] = "minimax"
+    opponent: Literal["minimax", "random", "mcts"] = "minimax"
     depth: int = Field(2, ge=1, le=MAX_DEPTH)
     random_move_prob: float = Field(0.0, ge=0.0, le=1.0)
     seed: int = Field(0, ge=0, le=MAX_SEED)  # core's one seed rule (core.tasks)
@@ -124,19 +125,7 @@ def create_app(
 
     @app.get("/api/config")
     def config() -> dict[str, Any]:
-        games = []
-        for name in list_games():
-            spec = make_game(name).spec
-            view = make_game(name).board_view(make_game(name).initial_state(_rng()))
-            games.append(
-                {
-                    "name": name,
-                    "title": spec.title,
-                    "players": list(spec.player_names),
-                    "typed": view.typed,
-                    "move_syntax": spec.move_syntax,
-                }
-            )
+        games = _games()
         models = [{"id": "scripted", "label": "scripted policy"}]
         if endpoint is not None:
             models.append({"id": "endpoint", "label": f"{endpoint.model} at {endpoint.base_url}"})
@@ -233,6 +222,46 @@ def create_app(
         return out
 
     return BodyLimitMiddleware(app, max_body_bytes)
+
+
+_GAMES: list[dict[str, Any]] = []
+
+
+def _games() -> list[dict[str, Any]]:
+    """The games the page offers: the native ones, then every bridged OpenSpiel
+    game (when pyspiel is installed), each with its sides, opponents and
+    whether it has a board of its own (``generic``: the board's text and the
+    legal moves to pick from)."""
+    if _GAMES:
+        return _GAMES
+    names = list(list_games())
+    try:
+        from core.games.openspiel import openspiel_games
+
+        names += [n for n in openspiel_games() if n not in names]
+    except ImportError:
+        pass
+    out = []
+    for name in names:
+        try:
+            game = make_game(name)
+            view, generic = board_view(game, game.initial_state(_rng()))
+        except Exception:  # a bridged game that cannot start here is left out
+            continue
+        spec = game.spec
+        out.append(
+            {
+                "name": name,
+                "title": spec.title,
+                "players": list(spec.player_names),
+                "typed": view.typed,
+                "generic": generic,
+                "opponents": list(spec.opponents),
+                "move_syntax": spec.move_syntax,
+            }
+        )
+    _GAMES.extend(out)
+    return _GAMES
 
 
 def _rng() -> Any:

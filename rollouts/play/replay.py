@@ -96,6 +96,14 @@ def label(i: int, row: dict[str, Any]) -> str:
     )
 
 
+def _board(game: Any, state: Any) -> dict[str, Any]:
+    """The board view's JSON (a generic one, the text only, for a bridged game)."""
+    from rollouts.play.session import board_view
+
+    view, generic = board_view(game, state)
+    return {**view.to_dict(), "generic": generic, "other_moves": []}
+
+
 def frames(trajectory: dict[str, Any]) -> dict[str, Any]:
     """Every frame of one recorded episode, replayed through core."""
     if not isinstance(trajectory, dict) or not trajectory.get("task"):
@@ -112,7 +120,7 @@ def frames(trajectory: dict[str, Any]) -> dict[str, Any]:
     out = [
         {
             "turn": 0,
-            "board": game.board_view(episode.state).to_dict(),
+            "board": _board(game, episode.state),
             "board_text": game.render(episode.state),
             "observation": None,
             "reply": None,
@@ -135,7 +143,7 @@ def frames(trajectory: dict[str, Any]) -> dict[str, Any]:
         out.append(
             {
                 "turn": info["turn"],
-                "board": game.board_view(episode.state).to_dict(),
+                "board": _board(game, episode.state),
                 "board_text": game.render(episode.state),
                 "observation": seen,
                 "reply": reply,

@@ -32,7 +32,7 @@ from core import conversation as chat
 from core.episode import Episode
 from core.games import make_game
 from core.games.base import BoardView, GameError
-from core.opponents import MoveListOpponent, NoMoveLeftError
+from core.opponents import MoveListOpponent, NoMoveLeftError, Opponent, make_opponent
 from core.tasks import Task, TaskError
 
 Mode = Literal["play", "watch"]
@@ -172,6 +172,41 @@ def default_opponent(game: str) -> str:
 _FLIP = {"win": "loss", "loss": "win", "draw": "draw"}
 
 
+class Recorder(Opponent):
+    """An opponent that plays as ``inner`` does and remembers the position it
+    was last asked in and its move (the page marks the last move)."""
+
+    def __init__(self, inner: Opponent) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.searches = inner.searches
+        self.last: tuple[Any, Any] | None = None
+
+    def choose(self, game: Any, state: Any, rng: Any) -> Any:
+        move = self.inner.choose(game, state, rng)
+        self.last = (state, move)
+        return move
+
+
+def changed_cells(game: Any, before: Any, after: Any) -> list[list[int]]:
+    """The cells whose text or mark differs between two positions' board views
+    (a move's placed piece, Othello's flips, Nim's taken stones); none for a
+    game without a board view."""
+    try:
+        a, b = game.board_view(before), game.board_view(after)
+    except NotImplementedError:
+        return []
+    if a.shape != b.shape:
+        return []
+    rows, cols = a.shape
+    return [
+        [r, c]
+        for r in range(rows)
+        for c in range(cols)
+        if a.cells[r][c] != b.cells[r][c] or a.marks[r][c] != b.marks[r][c]
+    ]
+
+
 def board_view(game: Any, state: Any) -> tuple[BoardView, bool]:
     """The game's own :class:`BoardView`, or (a game without one: the OpenSpiel
     bridge) a generic one: no cells, every legal move in ``other_moves`` (the page
@@ -239,12 +274,20 @@ class GameSession:
     def _rebuild(self) -> None:
         """The episode from the task and every reply and move so far."""
         person_opponent = self.setup.mode == "play" and self.setup.other == "model"
-        opponent = MoveListOpponent(self.person_moves) if person_opponent else None
-        episode = Episode(self.task, opponent=opponent)
+        inner: Opponent | None = None
+        if person_opponent:
+            inner = MoveListOpponent(self.person_moves)
+        elif self.two_players:
+            task = self.task
+            inner = make_opponent(task.opponent, task.depth, task.random_move_prob)
+        self.recorder = Recorder(inner) if inner is not None else None
+        episode = Episode(self.task, opponent=self.recorder)
         observations: list[str] = []
         self.waiting, self.pending_move = None, None
+        self.start_state = None
         try:
             observations.append(episode.reset())
+            self.start_state = episode.state
             for reply in self.replies:
                 result = (
                     episode.step_move(reply["move"])
@@ -341,6 +384,37 @@ class GameSession:
         self._model_turn()
 
     # --- what the page shows ----------------------------------------------------------
+    def last_move(self) -> dict[str, Any] | None:
+        """The last move of the person's opponent (the built-in opponent, or the
+        model when the person plays against it): who, its text, the cells it
+        changed. ``None`` before it has moved."""
+        game, rec = self.game, self.recorder
+        if self.setup.mode == "play" and self.setup.other == "model" and self.two_players:
+            # The model sits in the seat; its last move led to the current position.
+            turns = [t for t in self._turns() if t.move is not None]
+            if not turns:
+                return None
+            after = self.waiting if self.waiting is not None else self.episode.state
+            if rec is not None and rec.last is not None:
+                before = game.apply(rec.last[0], rec.last[1])  # after the person's last move
+            else:
+                before = self.start_state
+            if before is None:
+                return None
+            return {
+                "by": "model",
+                "move": turns[-1].move,
+                "cells": changed_cells(game, before, after),
+            }
+        if rec is None or rec.last is None:
+            return None
+        state, move = rec.last
+        return {
+            "by": "opponent",
+            "move": game.move_to_text(state, move),
+            "cells": changed_cells(game, state, game.apply(state, move)),
+        }
+
     def _turns(self) -> list[Turn]:
         seat_who = "model" if self.setup.model_in_seat() else "you"
         turns = [
@@ -392,6 +466,7 @@ class GameSession:
             "system_prompt": ep.system_prompt,
             "observation": ep.observation,
             "turns": [t.__dict__ for t in self._turns()],
+            "last_move": self.last_move(),
             "invalid_moves": ep.invalid_moves,
             "invalid_left": self.task.max_invalid_moves - ep.invalid_moves,
             "max_invalid_moves": self.task.max_invalid_moves,

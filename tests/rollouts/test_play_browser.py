@@ -190,9 +190,15 @@ def scripted_replay(task: dict[str, Any], person_moves: list[str], seed: int) ->
         replies.append(player.reply(messages))
 
 
+YOURS = {"win": "you won", "loss": "you lost", "draw": "a draw"}
+
+
 def _check_page_result(page: Any, view: dict[str, Any]) -> None:
+    """The page's result line: the person's result when the person played (against
+    a model: the opposite of the model's), the episode's when watching."""
     text = page.inner_text("#result")
-    assert f"Game over: {view['result']} ({view['termination']})" in text
+    said = YOURS[view["your_result"]] if view.get("your_result") else view["result"]
+    assert f"Game over: {said} ({view['termination']})" in text
     assert f"{view['reward']['total']:.3f}" in text
     for name in view["reward"]["components"]:
         assert page.query_selector(f"#reward-table tr[data-component='{name}']") is not None
@@ -409,3 +415,158 @@ def test_two_tabs_are_two_games(browser: Any, server: str) -> None:
     finally:
         first.close()
         second.close()
+
+
+# --- a room full of newcomers (issue 33) ------------------------------------------------
+
+BRIDGED = ["openspiel:tic_tac_toe", "openspiel:nim", "openspiel:breakthrough"]
+"""Three bridged games played on the phone page (generic board, moves from the list)."""
+
+
+def _phone(browser: Any, server: str) -> Page:
+    p = Page.__new__(Page)
+    p.context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
+    p.page = p.context.new_page()
+    p.page.set_default_timeout(60_000)
+    p.errors = []
+    p.page.on("console", lambda m: p.errors.append(m.text) if m.type == "error" else None)
+    p.page.on("pageerror", lambda e: p.errors.append(f"page error: {e}"))
+    p.url = server
+    return p
+
+
+def _no_sideways_scroll(page: Any) -> None:
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 390, f"the page is {width} px wide on a 390 px phone"
+
+
+def test_the_result_against_a_model_is_the_persons_and_its_last_move_is_marked(
+    page: Page, server: str
+) -> None:
+    pg = page.open()
+    _setup(pg, "play", "tictactoe", other="model", side="0", model="scripted",
+           policy="minimax:4", seed="1")  # fmt: skip
+    pg.click("#board [data-move='1']")
+    pg.wait_for_selector("body[data-turns='1'][data-busy='0']")
+    view = _session(server, pg)
+    marked = pg.query_selector_all("#board .cell.last")
+    assert view["last_move"]["by"] == "model" and len(marked) == 1
+    cell = [int(marked[0].get_attribute("data-row")), int(marked[0].get_attribute("data-col"))]
+    assert [cell] == view["last_move"]["cells"]
+    assert f"The model played {view['last_move']['move']}" in pg.inner_text("#status")
+    _play_by_clicking(page, random.Random(2))
+    view = _session(server, pg)
+    assert view["your_result"] == {"win": "loss", "loss": "win", "draw": "draw"}[view["result"]]
+    _check_page_result(pg, view)
+    assert "the model's reward" in pg.inner_text("#result")
+
+
+def test_the_opponents_last_move_is_marked(page: Page, server: str) -> None:
+    pg = page.open()
+    _setup(pg, "play", "connect_four", opponent="minimax", depth="2", seed="3")
+    pg.click("#board [data-move='4'] >> nth=0")
+    pg.wait_for_selector("body[data-turns='1'][data-busy='0']")
+    view = _session(server, pg)
+    marked = [
+        [int(c.get_attribute("data-row")), int(c.get_attribute("data-col"))]
+        for c in pg.query_selector_all("#board .cell.last")
+    ]
+    assert marked == view["last_move"]["cells"] and len(marked) == 1
+    assert view["board"]["marks"][marked[0][0]][marked[0][1]] == "p1"
+    assert "The opponent played" in pg.inner_text("#status")
+
+
+def test_a_pending_reply_shows_and_blocks_input(page: Page, server: str) -> None:
+    pg = page.open()
+    _setup(pg, "play", "tictactoe", opponent="random", seed="5")
+    held: list[Any] = []
+    pg.route("**/move", lambda route: held.append(route))
+    pg.click("#board [data-move='4']")
+    pg.wait_for_selector("body.pending[data-pending='1']")
+    assert "Waiting for the opponent" in pg.inner_text("#status")
+    assert pg.is_disabled("#typed-move")
+    assert pg.evaluate("getComputedStyle(document.getElementById('board')).pointerEvents") == "none"
+    pg.evaluate("document.querySelector(\"#board [data-move='0']\").click()")  # a second click
+    pg.wait_for_timeout(300)
+    assert len(held) == 1  # the second click sent nothing
+    held[0].continue_()
+    pg.wait_for_selector("body[data-turns='1'][data-busy='0'][data-pending='0']")
+    pg.unroute("**/move")
+    assert _session(server, pg)["turns"][0]["move"] == "4"
+
+
+def test_a_reload_resumes_the_game(page: Page, server: str) -> None:
+    pg = page.open()
+    _setup(pg, "play", "othello", opponent="random", seed="2")
+    first = pg.query_selector("#board [data-move]").get_attribute("data-move")
+    pg.click(f"#board [data-move='{first}']")
+    pg.wait_for_selector("body[data-turns='1'][data-busy='0']")
+    sid = pg.get_attribute("body", "data-session")
+    pg.reload()
+    pg.wait_for_selector("body[data-ready='1']")
+    assert pg.get_attribute("body", "data-session") == sid
+    assert pg.get_attribute("body", "data-turns") == "1"
+    assert pg.get_attribute("body", "data-status") == "your-turn"
+    assert pg.input_value("#game") == "othello"
+
+
+def test_wordle_reveals_the_answer_after_a_loss(page: Page, server: str) -> None:
+    pg = page.open()
+    _setup(pg, "play", "wordle", seed="1")
+    answer = _session(server, pg)["task"]  # the answer is not in the view before the end
+    for word in ["fuzzy", "jazzy", "pizza", "buzzy", "dizzy", "fizzy"]:
+        turns = pg.get_attribute("body", "data-renders")
+        pg.fill("#typed-move", word)
+        pg.press("#typed-move", "Enter")
+        pg.wait_for_function(
+            f"document.body.getAttribute('data-renders') !== '{turns}' && "
+            "document.body.getAttribute('data-busy') === '0'"
+        )
+    view = _session(server, pg)
+    assert view["done"] and view["result"] == "loss", answer
+    assert pg.inner_text("#answer") == f"The answer was {view['answer'].upper()}."
+
+
+@pytest.mark.parametrize("game", [*list_games(), *BRIDGED])
+def test_a_whole_game_on_a_phone_without_sideways_scrolling(
+    browser: Any, server: str, game: str
+) -> None:
+    if game.startswith("openspiel:"):
+        pytest.importorskip("pyspiel")
+    p = _phone(browser, server)
+    try:
+        pg = p.open()
+        _no_sideways_scroll(pg)
+        _setup(pg, "play", game, opponent="random", seed="3")
+        _no_sideways_scroll(pg)
+        if game.startswith("openspiel:"):
+            assert pg.is_visible("#board-text") and not pg.is_visible("#board-wrap")
+        moves = _play_by_clicking(p, random.Random(9))
+        _no_sideways_scroll(pg)
+        view = _session(server, pg)
+        assert (
+            view["trajectory"]
+            == Episode.replay(view["task"], [{"move": m} for m in moves]).to_dict()
+        )
+        _check_page_result(pg, view)
+        p.shot(f"phone-{game.replace(':', '-')}")
+        assert p.errors == []
+    finally:
+        p.close()
+
+
+def test_the_page_offers_the_bridged_games_and_mcts(page: Page, server: str) -> None:
+    pytest.importorskip("pyspiel")
+    pg = page.open()
+    games = pg.eval_on_selector_all("#game option", "os => os.map(o => o.value)")
+    assert set(BRIDGED) <= set(games) and games[: len(list_games())] == list_games()
+    pg.select_option("#game", "openspiel:tic_tac_toe")
+    opponents = pg.eval_on_selector_all("#opponent option", "os => os.map(o => o.value)")
+    assert opponents == ["mcts", "random"]
+    _setup(pg, "play", "openspiel:tic_tac_toe", opponent="mcts", depth="1", seed="1")
+    view = _session(server, pg)
+    assert view["task"]["opponent"] == "mcts" and view["board"]["generic"]
+    offered = pg.eval_on_selector_all(
+        "#extra-moves [data-move]", "bs => bs.map(b => b.getAttribute('data-move'))"
+    )
+    assert offered == view["legal_moves"] or offered == view["board"]["other_moves"]

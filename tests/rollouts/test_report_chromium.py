@@ -125,3 +125,52 @@ def test_console_errors_are_detected(tmp_path: Path) -> None:
     bad.write_text("<html><body><script>throw new Error('boom');</script></body></html>")
     run = _chromium(["--dump-dom", bad.as_uri()], tmp_path / "ud")
     assert any("boom" in line for line in _console_lines(run.stderr))
+
+
+def _tool_mode(records: list[RolloutRecord]) -> list[RolloutRecord]:
+    out = []
+    for r in records:
+        traj = copy.deepcopy(r.trajectory)
+        for e in traj["events"]:
+            e["kind"] = "tool"
+        out.append(dataclasses.replace(r, framework="toolish", trajectory=traj))
+    return out
+
+
+def test_report_labels_text_and_tool_mode_columns_and_its_axes(
+    offline_records: list[RolloutRecord],
+) -> None:
+    """Which column is text mode and which tool mode; the charts' axis titles; an
+    empty difficulty bucket says n=0 (it read as missing data, or as no wins)."""
+    few = [r for r in offline_records if r.task["random_move_prob"] < 0.5]  # two buckets empty
+    section = GameSection("tictactoe", {"core": few, "toolish": _tool_mode(few)})
+    page = render_report([section])
+    header = re.search(r"<thead><tr>(.*?)</tr></thead>", page)
+    assert header is not None
+    assert "<th>core [text]</th>" in header.group(1)
+    assert "<th>toolish [tools]</th>" in header.group(1)
+    assert "identity is checked within a mode" in page
+    assert "reward total</text>" in page and "episodes (max" in page
+    assert "win rate (95% CI)</text>" in page and "opponent random_move_prob" in page
+    assert page.count(">n=0<title>") >= 2
+
+
+@pytest.mark.chromium
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs /usr/bin/chromium")
+def test_report_replay_links_follow_the_play_page_address(
+    offline_records: list[RolloutRecord], tmp_path: Path
+) -> None:
+    """The play page's address is an input (default: gamebridge play's default), kept
+    in the browser and settable by #play=URL: a play page on another port is reachable."""
+    report = write_report(tmp_path / "report.html", [_two_frameworks(offline_records)])
+    dom = _chromium(
+        ["--dump-dom", report.as_uri() + "#episode=1&play=http%3A%2F%2F127.0.0.1%3A9123"],
+        tmp_path / "ud",
+    )
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    assert _console_lines(dom.stderr) == []
+    link = re.search(r'<a id="play-link" href="([^"]*)"', dom.stdout)
+    assert link is not None and link.group(1).startswith("http://127.0.0.1:9123/#replay="), link
+    plain = _chromium(["--dump-dom", report.as_uri()], tmp_path / "ud2")
+    link = re.search(r'<a id="play-link" href="([^"]*)"', plain.stdout)
+    assert link is not None and link.group(1).startswith("http://127.0.0.1:8765/#replay=")

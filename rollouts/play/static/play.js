@@ -17,6 +17,28 @@
     document.body.setAttribute('data-busy', b ? '1' : '0');
   }
 
+  var STORE = 'gamebridge-play-session';   // this tab's game (sessionStorage: one per tab)
+  function remember(id) {
+    try { if (id) { sessionStorage.setItem(STORE, id); } else { sessionStorage.removeItem(STORE); } }
+    catch (e) { /* storage off: no resume */ }
+  }
+  function remembered() {
+    try { return sessionStorage.getItem(STORE); } catch (e) { return null; }
+  }
+
+  // While a move or a step waits for the opponent or the model: say so, block input.
+  function setPending(text) {
+    document.body.classList.toggle('pending', !!text);
+    document.body.setAttribute('data-pending', text ? '1' : '0');
+    $('typed-move').disabled = !!text;
+    $('typed-submit').disabled = !!text;
+    $('step').disabled = !!text;
+    if (text) {
+      $('status').textContent = text;
+      $('status').className = 'pending-status';
+    }
+  }
+
   function showError(msg) { $('error').textContent = msg || ''; }
 
   function api(method, path, body) {
@@ -58,8 +80,20 @@
   }
 
   // --- setup form ---------------------------------------------------------------------
+  var OPPONENT_LABELS = {minimax: 'alpha-beta (minimax)', random: 'random', mcts: 'Monte Carlo tree search (MCTS)'};
+  function fillOpponents(g) {
+    var sel = $('opponent');
+    var keep = sel.value;
+    sel.innerHTML = '';
+    (g.opponents && g.opponents.length ? g.opponents : config.opponents).forEach(function (o) {
+      sel.appendChild(el('option', {value: o}, OPPONENT_LABELS[o] || o));
+    });
+    if ((g.opponents || []).indexOf(keep) >= 0) { sel.value = keep; }
+  }
+
   function fillSides() {
     var g = gameInfo($('game').value);
+    fillOpponents(g);
     var side = $('side');
     var keep = side.value;
     side.innerHTML = '';
@@ -78,7 +112,8 @@
     var needsModel = watch || vsModel;
     document.querySelectorAll('.opponent-fields').forEach(function (n) { n.hidden = vsModel || !two; });
     document.querySelectorAll('.model-fields').forEach(function (n) { n.hidden = !needsModel; });
-    document.querySelectorAll('.depth-field').forEach(function (n) { n.hidden = $('opponent').value !== 'minimax'; });
+    document.querySelectorAll('.depth-field').forEach(function (n) { n.hidden = $('opponent').value === 'random'; });
+    $('depth-label').textContent = $('opponent').value === 'mcts' ? 'level' : 'depth';
     document.querySelectorAll('.policy-field').forEach(function (n) { n.hidden = $('model').value !== 'scripted'; });
   }
 
@@ -105,6 +140,7 @@
       if (!view) { return; }
       if (old && old.id) { api('DELETE', '/api/sessions/' + old.id); }
       session = view;
+      remember(view.id);
       render();
     });
   }
@@ -125,12 +161,26 @@
   }
 
   // --- drawing ------------------------------------------------------------------------
-  function drawBoard(board, gameName, clickable) {
+  // The largest cell (30..60 px, less on a narrow screen) that fits the board in the page.
+  function cellSize(board) {
+    var labels = board.row_labels && board.row_labels.length ? 48 : 0;
+    var room = Math.min(420, document.documentElement.clientWidth - 24 - labels - 6);
+    var n = Math.max(board.cols, board.rows, 1);
+    return Math.max(18, Math.min(60, Math.floor(room / n) - 3));
+  }
+
+  function drawBoard(board, gameName, clickable, boardText, last) {
     var b = $('board');
-    b.className = 'board game-' + gameName;
-    $('board-wrap').className = 'game-' + gameName;
+    b.className = 'board game-' + gameName.replace(/[^a-z0-9_]/gi, '_');
+    $('board-wrap').className = 'game-' + gameName.replace(/[^a-z0-9_]/gi, '_');
     b.innerHTML = '';
-    var size = Math.max(30, Math.min(60, Math.floor(420 / Math.max(board.cols, board.rows))));
+    var generic = !!board.generic;
+    $('board-wrap').hidden = generic;
+    $('board-text').hidden = !generic;
+    $('board-text').textContent = generic ? (boardText || '') : '';
+    var lastCells = {};
+    ((last && last.cells) || []).forEach(function (rc) { lastCells[rc[0] + ',' + rc[1]] = true; });
+    var size = cellSize(board);
     document.documentElement.style.setProperty('--cell', size + 'px');
     b.style.gridTemplateColumns = 'repeat(' + board.cols + ', ' + size + 'px)';
     for (var r = 0; r < board.rows; r++) {
@@ -138,7 +188,8 @@
         var move = clickable ? board.click[r + ',' + c] : undefined;
         var cell = el('button', {type: 'button', 'data-row': String(r), 'data-col': String(c)},
           board.cells[r][c]);
-        cell.className = 'cell' + (board.marks[r][c] ? ' mark-' + board.marks[r][c] : '');
+        cell.className = 'cell' + (board.marks[r][c] ? ' mark-' + board.marks[r][c] : '') +
+          (lastCells[r + ',' + c] ? ' last' : '');
         if (move !== undefined) {
           cell.classList.add('legal');
           cell.setAttribute('data-move', move);
@@ -163,19 +214,37 @@
     board.col_labels.forEach(function (t) { cl.appendChild(el('span', {}, t)); });
     var extra = $('extra-moves');
     extra.innerHTML = '';
+    var list = $('legal-list');
+    list.innerHTML = '';
     if (clickable) {
+      if (generic && board.other_moves.length) {
+        extra.appendChild(el('p', {'class': 'meta'}, 'Your legal moves (click one, or type it below):'));
+      }
       board.other_moves.forEach(function (m) {
         var btn = el('button', {type: 'button', 'data-move': m, 'class': 'other-move'}, m);
         extra.appendChild(btn);
+        list.appendChild(el('option', {value: m}));
       });
     }
+    extra.className = generic ? 'generic' : '';
   }
 
-  function drawReward(target, result, termination, reward) {
+  var YOU = {win: 'you won', loss: 'you lost', draw: 'a draw'};
+  function drawReward(target, result, termination, reward, opts) {
     target.innerHTML = '';
     if (!reward) { return; }
-    target.appendChild(el('p', {'class': 'result', id: 'result'},
-      'Game over: ' + result + ' (' + termination + '), reward ' + reward.total.toFixed(3)));
+    opts = opts || {};
+    var head;
+    if (opts.yourResult) {
+      head = 'Game over: ' + (YOU[opts.yourResult] || opts.yourResult) + ' (' + termination + ')';
+    } else {
+      head = 'Game over: ' + result + ' (' + termination + ')';
+    }
+    var whose = opts.rewardOf === 'model' ? "the model's reward " : 'reward ';
+    target.appendChild(el('p', {'class': 'result', id: 'result'}, head + ', ' + whose + reward.total.toFixed(3)));
+    if (opts.answer) {
+      target.appendChild(el('p', {'class': 'answer', id: 'answer'}, 'The answer was ' + opts.answer.toUpperCase() + '.'));
+    }
     var t = el('table', {'class': 'reward', id: 'reward-table'});
     var head = el('tr');
     ['component', 'value', 'weight', 'weighted'].forEach(function (h) { head.appendChild(el('th', {}, h)); });
@@ -219,16 +288,32 @@
     } else {
       head += 'you play ' + players[v.you] + (v.opponent ? ', against ' + (v.opponent === 'you' ? v.model : v.opponent) : '');
     }
-    $('headline').textContent = head;
-    drawBoard(v.board, v.game.name, v.your_turn);
+    var hl = $('headline');
+    hl.textContent = head;
+    hl.className = 'game-' + v.game.name.replace(/[^a-z0-9_]/gi, '_');
+    if (v.setup.mode === 'play' && players.length > 1 && !v.board.generic) {
+      hl.appendChild(document.createTextNode(' '));
+      hl.appendChild(el('span', {'class': 'cell swatch mark-p' + v.you, title: 'your pieces'}, players[v.you]));
+    }
+    setPending(null);
+    drawBoard(v.board, v.game.name, v.your_turn, v.board_text, v.last_move);
     $('typed-form').hidden = !v.your_turn;
     $('typed-move').placeholder = v.board.typed ? 'type a word' : 'or type a move';
     var status;
+    var lastText = v.last_move && !v.done ? (v.last_move.by === 'model' ? 'The model' : 'The opponent') +
+      ' played ' + v.last_move.move + (v.last_move.cells && v.last_move.cells.length ? ' (marked). ' : '. ') : '';
+    var onBoard = Object.keys(v.board.click || {}).length > 0;
     if (v.done) { status = 'Game over.'; }
-    else if (v.your_turn) { status = 'Your move' + (v.board.typed ? ': type a word and press Enter.' : ': click a highlighted cell.'); }
+    else if (v.your_turn && v.board.typed) { status = lastText + 'Your move: type a word and press Enter.'; }
+    else if (v.your_turn && v.board.generic) { status = lastText + 'Your move: pick one of the legal moves.'; }
+    else if (v.your_turn && !onBoard && v.board.other_moves.length) {
+      status = lastText + 'No move on the board for you: press ' + v.board.other_moves.join(' or ') + '.';
+    }
+    else if (v.your_turn) { status = lastText + 'Your move (' + players[v.you] + '): click a highlighted cell.'; }
     else if (v.model_to_move) { status = 'The model is to move: press Step or Auto-play.'; }
     else { status = ''; }
     $('status').textContent = status;
+    $('status').className = '';
     var seatIsModel = v.setup.mode === 'watch' || v.setup.other === 'model';
     var obsLabel;
     if (v.done) { obsLabel = 'The final observation (what the ' + (seatIsModel ? 'model' : 'seat') + ' reads at the end)'; }
@@ -251,7 +336,10 @@
       if (t.error) { li.className = 'bad'; }
       h.appendChild(li);
     });
-    drawReward($('reward'), v.result, v.termination, v.done ? v.reward : null);
+    drawReward($('reward'), v.result, v.termination, v.done ? v.reward : null, {
+      yourResult: v.your_result, rewardOf: v.reward_of,
+      answer: v.done && v.answer && v.result !== 'win' ? v.answer : null
+    });
     document.body.setAttribute('data-session', v.id);
     document.body.setAttribute('data-status', v.done ? 'over' : (v.your_turn ? 'your-turn' : 'model-turn'));
     document.body.setAttribute('data-turns', String(v.turns.length));
@@ -263,15 +351,18 @@
   // --- playing ------------------------------------------------------------------------
   function play(move) {
     if (!session || busy) { return; }
+    var who = session.setup.other === 'model' && session.game.players.length > 1 ? 'the model' : 'the opponent';
+    setPending('You played ' + move + '. Waiting for ' + (session.game.players.length > 1 ? who : 'the game') + '…');
     api('POST', '/api/sessions/' + session.id + '/move', {move: move}).then(function (view) {
-      if (view) { session = view; render(); }
+      if (view) { session = view; render(); } else { render(); }
     });
   }
 
   function step() {
     if (!session || busy || session.done) { return Promise.resolve(null); }
+    setPending('The model is thinking…');
     return api('POST', '/api/sessions/' + session.id + '/step').then(function (view) {
-      if (view) { session = view; render(); }
+      if (view) { session = view; render(); } else { render(); }
       return view;
     });
   }
@@ -342,7 +433,7 @@
     $('replay-controls').hidden = false;
     $('typed-form').hidden = true;
     $('headline').textContent = d.game.title + ': ' + $('episode').options[$('episode').selectedIndex].textContent;
-    drawBoard(f.board, d.game.name, false);
+    drawBoard(f.board, d.game.name, false, f.board_text || '', null);
     $('frame-pos').textContent = (replay.frame + 1) + ' / ' + n;
     var status;
     if (f.turn === 0) {
@@ -452,11 +543,33 @@
         });
         return;
       }
+      var saved = hash.watch === undefined && hash.play === undefined ? remembered() : null;
+      if (saved) {  // a reload: resume this tab's game (the server keeps it until its idle timeout)
+        fetch('/api/sessions/' + encodeURIComponent(saved)).then(function (r) {
+          return r.ok ? r.json() : null;
+        }).catch(function () { return null; }).then(function (view) {
+          if (view) {
+            selectTab(view.setup.mode === 'watch' ? 'watch' : 'play');
+            $('game').value = view.game.name;
+            fillSides();
+            session = view;
+            render();
+          } else {
+            remember(null);
+            selectTab('play');
+          }
+          document.body.setAttribute('data-ready', '1');
+        });
+        return;
+      }
       selectTab(hash.watch !== undefined ? 'watch' : 'play');
       document.body.setAttribute('data-ready', '1');
     });
   }
 
+  window.addEventListener('resize', function () {
+    if (tab !== 'replay' && session) { render(); } else if (replay && replay.data) { showFrame(); }
+  });
   // A new #replay=... (another link from a report) opens afresh.
   window.addEventListener('hashchange', function () { location.reload(); });
   init();
