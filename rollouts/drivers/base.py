@@ -489,6 +489,7 @@ class Driver(ABC):  # noqa: B024 (abstract by contract: override run_batch or ru
         """:meth:`run` with its arguments gathered: the tasks on a thread pool, each
         through :meth:`run_task` inside one :meth:`session`."""
         r = request
+        self.prepare(tasks)
         with self.session(
             base_url=r.base_url, model=r.model, api_key=r.api_key, concurrency=r.concurrency
         ) as ctx:
@@ -503,6 +504,12 @@ class Driver(ABC):  # noqa: B024 (abstract by contract: override run_batch or ru
                 else None,
                 stop=r.stop,
             )
+
+    def prepare(self, tasks: list[Task]) -> None:
+        """Settings the whole run's tasks decide, before its :meth:`session` opens
+        (default: none). :meth:`run_batch` calls it; so does the Ray executor, once,
+        before it ships the driver to the workers that each keep one session."""
+        return None  # a hook with a default, not an abstract method (ruff B027)
 
     def run_guarded(self, task: Task, ctx: RunContext, index: int) -> RolloutRecord:
         """:meth:`run_task`, with a failure record instead of an exception."""

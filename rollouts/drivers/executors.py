@@ -15,9 +15,15 @@
   its episode re-run by Ray up to ``max_retries`` times; an episode that raises
   is reported by task id and not retried (it would fail the same way).
 
+Each worker process keeps one session per driver (:func:`play_one`): a driver
+that starts a server (OpenEnv, NeMo Gym) starts it once on that worker and plays
+all the worker's episodes against it, as the thread executor plays a run against
+one server. Drivers that run a batch themselves (Verifiers' ``Env``, ORS from
+``.venv`` through ``.venv-ors``) play each episode as a run of one.
+
 With no ``ray_address`` a local cluster of ``concurrency`` CPUs is started for
-the run (``ray.init(num_cpus=..., include_dashboard=False)``) and stopped
-after it; ``ray_address`` (``auto``, ``ray://head:10001``, ``head:6379``)
+the run (:func:`local_cluster`: every process of it listens on 127.0.0.1 only)
+and stopped after it; ``ray_address`` (``auto``, ``ray://head:10001``, ``head:6379``)
 joins an existing cluster instead, whose size then decides how many episodes
 run at once. If Ray is already initialised in this process (a test, a
 notebook), that cluster is used and left running. The model endpoint
@@ -28,10 +34,11 @@ notebook), that cluster is used and left running. The model endpoint
 from __future__ import annotations
 
 import atexit
+import os
 import sys
 import threading
-from collections.abc import Callable, Iterable, Sequence
-from contextlib import ExitStack
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from typing import TYPE_CHECKING, Any
 
 from adapters._lazy import needs
@@ -100,21 +107,61 @@ def _import_ray() -> Any:
     return ray
 
 
+LOOPBACK_VAR = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+"""Ray's switch between cluster mode (Linux's default) and its single-machine mode
+(the macOS and Windows default), read by Ray's Python and C++ alike. In cluster mode
+Ray turns ``_node_ip_address="127.0.0.1"`` back into the machine's address
+(``services.resolve_ip_for_localhost``) and every gRPC server (GCS, raylet, each
+worker, the driver) listens on all interfaces; in single-machine mode the node
+address stays 127.0.0.1 and each of them binds 127.0.0.1 only (Ray's
+``GrpcServer``: ``listen_to_localhost_only`` when the node address is 127.0.0.1)."""
+
+
+@contextmanager
+def local_cluster(num_cpus: int, ray: Any = None) -> Iterator[Any]:
+    """A local Ray cluster of ``num_cpus`` CPUs that nothing outside this machine can
+    reach: GCS, raylet, agents, workers and this driver listen on 127.0.0.1 only
+    (tests/rollouts/test_ray_executor.py reads their sockets). Ray's single-machine
+    mode (:data:`LOOPBACK_VAR`) is set for the cluster's processes (they inherit
+    this environment) and for this one, and put back after ``ray.shutdown()``."""
+    ray = ray or _import_ray()
+    from ray._private import ray_constants
+
+    before = os.environ.get(LOOPBACK_VAR), ray_constants.ENABLE_RAY_CLUSTER
+    os.environ[LOOPBACK_VAR] = "0"
+    ray_constants.ENABLE_RAY_CLUSTER = False  # read at import: Ray may be imported already
+    try:
+        ray.init(
+            num_cpus=num_cpus,
+            include_dashboard=False,
+            log_to_driver=False,
+            _node_ip_address="127.0.0.1",
+        )
+        try:
+            yield ray
+        finally:
+            ray.shutdown()
+    finally:
+        if before[0] is None:
+            os.environ.pop(LOOPBACK_VAR, None)
+        else:
+            os.environ[LOOPBACK_VAR] = before[0]
+        ray_constants.ENABLE_RAY_CLUSTER = before[1]
+
+
 _SESSIONS: dict[tuple[str, ...], tuple[ExitStack, RunContext]] = {}
-"""Per worker process: the open session of each plain driver (see :func:`play_one`)."""
+"""Per worker process: the open session of each driver that plays task by task
+(see :func:`play_one`); closed when the worker exits (its servers stop with it)."""
 
 
-def _plain(driver: Driver) -> bool:
-    """The driver keeps the base ``run``, ``run_batch`` and ``session``: a client,
-    nothing started."""
+def _per_worker(driver: Driver) -> bool:
+    """The driver keeps the base ``run`` and ``run_batch``: its tasks run one by one
+    through ``run_task`` inside one ``session`` (a client, or a server it starts),
+    which a worker can therefore keep for all its episodes."""
     from rollouts.drivers.base import Driver
 
     cls = type(driver)
-    return (
-        cls.run is Driver.run
-        and cls.run_batch is Driver.run_batch
-        and cls.session is Driver.session
-    )
+    return cls.run is Driver.run and cls.run_batch is Driver.run_batch
 
 
 def _session(driver: Driver, base_url: str, model: str, api_key: str | None) -> RunContext:
@@ -148,14 +195,15 @@ def play_one(
 ) -> dict[str, Any]:
     """The body of one Ray task: the driver plays one episode on this worker.
 
-    A plain driver (the base ``run`` and ``session``: core, GEM, SkyRL Gym,
-    TRL) keeps one session per worker process, as the thread executor keeps
-    one per run (a new HTTP client costs ~0.1-0.7 s of CA-bundle loading);
-    any other driver (it starts a server, or runs a batch itself) runs
-    ``driver.run([task])``: a session for the episode, closed after it."""
+    A driver with the base ``run`` and ``run_batch`` (core, GEM, SkyRL Gym, TRL,
+    OpenEnv, NeMo Gym) keeps one session per worker process, as the thread
+    executor keeps one per run: one client (a new HTTP client costs ~0.1-0.7 s
+    of CA-bundle loading) and, for OpenEnv and NeMo Gym, one server per worker,
+    not one per episode. A driver that runs a batch itself (Verifiers, ORS from
+    ``.venv``) runs ``driver.run([task])``: a session for the episode."""
     from core.tasks import Task
 
-    if _plain(driver):
+    if _per_worker(driver):
         ctx = _session(driver, base_url, model, api_key)
         record = driver.run_guarded(Task.from_dict(task), ctx, 0)
     else:
@@ -190,18 +238,14 @@ def run_on_ray(
     task_list = as_tasks(tasks)
     if not task_list:
         return []
-    started = not ray.is_initialized()
-    if started:
-        if address:
-            ray.init(address=address, log_to_driver=False)
-        else:
-            ray.init(
-                num_cpus=num_cpus,
-                include_dashboard=False,
-                log_to_driver=False,
-                _node_ip_address="127.0.0.1",  # a local cluster listens on loopback only
-            )
-    try:
+    with ExitStack() as stack:
+        if not ray.is_initialized():
+            if address:
+                ray.init(address=address, log_to_driver=False)
+                stack.callback(ray.shutdown)
+            else:
+                stack.enter_context(local_cluster(num_cpus, ray))
+        driver.prepare(task_list)  # settings of the whole run, before the workers' sessions
         remote = ray.remote(play_one).options(
             num_cpus=1, max_retries=max_retries, retry_exceptions=False
         )
@@ -210,9 +254,6 @@ def run_on_ray(
         return _collect(
             ray, refs, task_list, driver.name or type(driver).__name__, progress, on_record, stop
         )
-    finally:
-        if started:
-            ray.shutdown()
 
 
 def _collect(
@@ -280,43 +321,33 @@ def check_every_game(n: int = 6, concurrency: int = 2, out_dir: str = "runs/eval
     from rollouts.evaluation.export import read_records, write_records
     from rollouts.model.policy_server import serve_in_thread
 
-    ray = _import_ray()
     out = Path(out_dir)
     status = 0
-    ray.init(
-        num_cpus=concurrency,
-        include_dashboard=False,
-        log_to_driver=False,
-        _node_ip_address="127.0.0.1",
-    )
-    try:
-        with serve_in_thread("noisy:0.3/minimax:1", 0) as url:
-            for game in list_games():
-                tasks = make_tasks(n, seed=0, game=game, num_groups=min(4, n))
-                files = {}
-                for executor in EXECUTORS:
-                    records = run_tasks(
-                        CoreDriver(),
-                        tasks,
-                        base_url=url,
-                        model="scripted",
-                        concurrency=concurrency,
-                        executor=executor,
-                    )
-                    files[executor] = out / f"{game}-{executor}.jsonl"
-                    write_records(files[executor], records)
-                thread, on_ray = (read_records(files[e]) for e in EXECUTORS)
-                same = [(r.task, r.trajectory, r.reward) for r in thread] == [
-                    (r.task, r.trajectory, r.reward) for r in on_ray
-                ]
-                status |= 0 if same else 1
-                print(
-                    f"eval-ray: {game}: {len(on_ray)} episodes, "
-                    f"{'IDENTICAL' if same else 'DIFFERENT'} ({files['thread']} vs {files['ray']})",
-                    flush=True,
+    with local_cluster(concurrency), serve_in_thread("noisy:0.3/minimax:1", 0) as url:
+        for game in list_games():
+            tasks = make_tasks(n, seed=0, game=game, num_groups=min(4, n))
+            files = {}
+            for executor in EXECUTORS:
+                records = run_tasks(
+                    CoreDriver(),
+                    tasks,
+                    base_url=url,
+                    model="scripted",
+                    concurrency=concurrency,
+                    executor=executor,
                 )
-    finally:
-        ray.shutdown()
+                files[executor] = out / f"{game}-{executor}.jsonl"
+                write_records(files[executor], records)
+            thread, on_ray = (read_records(files[e]) for e in EXECUTORS)
+            same = [(r.task, r.trajectory, r.reward) for r in thread] == [
+                (r.task, r.trajectory, r.reward) for r in on_ray
+            ]
+            status |= 0 if same else 1
+            print(
+                f"eval-ray: {game}: {len(on_ray)} episodes, "
+                f"{'IDENTICAL' if same else 'DIFFERENT'} ({files['thread']} vs {files['ray']})",
+                flush=True,
+            )
     return status
 
 

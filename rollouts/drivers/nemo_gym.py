@@ -36,7 +36,6 @@ from rollouts.drivers.base import (
     DriverError,
     RolloutRecord,
     RunContext,
-    RunRequest,
     StepClock,
     make_record,
 )
@@ -95,9 +94,9 @@ class NemoGymDriver(Driver):
             return False, f"{nemo_python()} is missing: run `make setup-nemo` (Python 3.12)"
         return True, ""
 
-    def run_batch(self, tasks: list[Task], request: RunRequest) -> list[RolloutRecord]:
+    def prepare(self, tasks: list[Task]) -> None:
+        """The agent's ``max_steps`` (fixed when its server starts): the run's longest game."""
         self._max_steps = self.framework_cap or max((t.turn_limit() for t in tasks), default=1)
-        return super().run_batch(tasks, request)
 
     def _servers(self, model_url: str) -> list[AbstractContextManager[Any]]:
         from rollouts.model.servers import SupervisedServer, free_port

@@ -1,6 +1,8 @@
 """``--executor ray`` on a local 2-CPU Ray cluster: the same records as the thread
 executor for every game (same trajectories, same order in the JSONL), a killed
-worker's episode retried, a failing episode reported by task id."""
+worker's episode retried, a failing episode reported by task id; every socket the
+cluster listens on is on 127.0.0.1; the server frameworks (OpenEnv, NeMo Gym) start
+one server per worker, not one per episode, and give the thread executor's records."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import os
 import signal
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,7 +19,7 @@ from core.tasks import Task, make_tasks
 from rollouts import cli
 from rollouts.drivers.base import DriverError, RolloutRecord, RunContext
 from rollouts.drivers.core import CoreDriver
-from rollouts.drivers.executors import run_on_ray, run_tasks
+from rollouts.drivers.executors import local_cluster, run_on_ray, run_tasks
 from rollouts.evaluation.export import read_records
 from rollouts.model.policy_server import serve_in_thread
 
@@ -29,11 +32,8 @@ POLICY = "noisy:0.3/minimax:1"
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[None]:
     """One local cluster for the module (a Ray start costs seconds on 2 cores)."""
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
-    try:
+    with local_cluster(2):
         yield
-    finally:
-        ray.shutdown()
 
 
 @pytest.fixture(scope="module")
@@ -141,11 +141,98 @@ def test_unknown_executor_is_refused() -> None:
 
 
 def test_a_driver_that_runs_its_own_batch_is_not_played_task_by_task() -> None:
-    """Ray plays a task at a time only for drivers that keep the base ``run``,
-    ``run_batch`` and ``session`` (Verifiers overrides only ``run_batch``)."""
+    """A worker keeps one session (and so one server) for drivers that keep the base
+    ``run`` and ``run_batch``; Verifiers and ORS run a batch themselves."""
     from rollouts.drivers import get_driver
-    from rollouts.drivers.executors import _plain
+    from rollouts.drivers.executors import _per_worker
 
-    assert _plain(CoreDriver())
-    for name in ("verifiers", "ors", "nemo_gym", "openenv"):
-        assert not _plain(get_driver(name)), name
+    for name in ("core", "openenv", "openenv_tools", "nemo_gym", "nemo_gym_tools", "gem"):
+        assert _per_worker(get_driver(name)), name
+    for name in ("verifiers", "ors"):
+        assert not _per_worker(get_driver(name)), name
+
+
+LOOPBACK = {"127.0.0.1", "::ffff:127.0.0.1", "::1"}
+
+
+def _cluster_listeners() -> list[tuple[str, int, str, int]]:
+    """(process name, pid, address, port) of every listening TCP socket of this
+    process and its descendants: the GCS, the raylet, the agents and the workers."""
+    import psutil
+
+    me = psutil.Process()
+    rows = []
+    for proc in [me, *me.children(recursive=True)]:
+        try:
+            name, conns = proc.name(), proc.net_connections(kind="inet")
+        except psutil.Error:  # gone meanwhile
+            continue
+        rows += [
+            (name, proc.pid, c.laddr.ip, c.laddr.port)
+            for c in conns
+            if c.status == psutil.CONN_LISTEN
+        ]
+    return rows
+
+
+def test_the_local_cluster_listens_on_loopback_only(cluster: None, url: str) -> None:
+    """What ``ss -ltnp`` shows during ``make eval-ray``: no Ray process listens on
+    another interface (Ray's cluster mode binds 0.0.0.0 and ``::``), and the node's
+    address is 127.0.0.1."""
+    tasks = make_tasks(2, seed=3, game="tictactoe", num_groups=1)
+    run_tasks(CoreDriver(), tasks, base_url=url, model="scripted", concurrency=2, executor="ray")
+    listeners = _cluster_listeners()
+    names = {name for name, *_ in listeners}
+    assert {"gcs_server", "raylet"} <= names, listeners  # the cluster's servers were seen
+    assert any(name.startswith("ray::") for name in names), listeners  # and its workers
+    outside = [row for row in listeners if row[2] not in LOOPBACK]
+    assert not outside, f"listening beyond 127.0.0.1: {outside}"
+    assert {node["NodeManagerAddress"] for node in ray.nodes()} == {"127.0.0.1"}
+
+
+def _url_logger(base: type, log_dir: str, key: str) -> Any:
+    """``base`` (a server driver) that notes, per episode, the environment server it
+    played against (``ctx.extra[key]``) in ``log_dir``. Defined in a function, so Ray
+    pickles the class by value."""
+
+    class Logged(base):  # type: ignore[misc, valid-type]
+        def run_task(self, task: Task, ctx: RunContext) -> RolloutRecord:
+            url = ctx.extra[key]
+            Path(log_dir, f"{task.task_id}.url").write_text(
+                str(url[0] if isinstance(url, list) else url)
+            )
+            return super().run_task(task, ctx)
+
+    return Logged()
+
+
+def _one_server_per_worker(driver_cls: type, key: str, url: str, tmp_path: Path) -> None:
+    tasks = make_tasks(6, seed=9, game="tictactoe", num_groups=2)
+    threads = run_tasks(driver_cls(), tasks, base_url=url, model="scripted", concurrency=2)
+    on_ray = run_on_ray(
+        _url_logger(driver_cls, str(tmp_path), key), tasks, base_url=url, model="scripted"
+    )
+    _same(threads, on_ray)
+    assert not [r for r in on_ray if r.error], [r.error for r in on_ray]
+    servers = {p.read_text() for p in tmp_path.glob("*.url")}
+    assert len(list(tmp_path.glob("*.url"))) == len(tasks)
+    # 2 CPUs: at most two workers, each with its one server (one per episode would be 6).
+    assert 1 <= len(servers) <= 2, servers
+
+
+def test_ray_over_openenv_starts_one_server_per_worker(
+    cluster: None, url: str, tmp_path: Path
+) -> None:
+    from rollouts.drivers.openenv import OpenEnvDriver
+
+    _one_server_per_worker(OpenEnvDriver, "env_url", url, tmp_path)
+
+
+def test_ray_over_nemo_gym_starts_one_server_per_worker(
+    cluster: None, url: str, tmp_path: Path
+) -> None:
+    from rollouts.drivers.nemo_gym import NemoGymDriver
+
+    if not NemoGymDriver().available()[0]:
+        pytest.skip("no .venv-nemo (make setup-nemo)")
+    _one_server_per_worker(NemoGymDriver, "urls", url, tmp_path)
