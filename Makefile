@@ -6,6 +6,9 @@
 #               and pins older openai/mcp than Verifiers, so it cannot share .venv.
 #   .venv-ors   Python 3.11, `-e .[ors,trl,rollouts,openspiel]`: openreward pins sse-starlette==2.3.6,
 #               Verifiers' mcp 2.0 needs >= 3, so ORS (and TRL's OpenReward bridge) live apart.
+#   .venv-openenv Python 3.11, `-e .[openenv,rollouts,openspiel]`: `openenv` 0.10 (OpenEnv's current
+#               name) needs fastmcp < 4 (mcp < 2) and Verifiers 0.4.0 pins mcp==2.0.0; .venv keeps
+#               `openenv-core` 0.3.0, the last OpenEnv that installs beside Verifiers.
 # Setup is idempotent: a stamp file named after a hash of pyproject.toml's content marks each venv
 # as done (it holds the install's duration in seconds), so changing pyproject.toml re-runs the
 # install and an unchanged one skips it, whatever its mtime. pip's full output goes to
@@ -19,13 +22,16 @@ SHELL := /bin/bash
 VENV := .venv
 NEMO_VENV := .venv-nemo
 ORS_VENV := .venv-ors
+OPENENV_VENV := .venv-openenv
 PY := $(VENV)/bin/python
 NEMO_PY := $(NEMO_VENV)/bin/python
 ORS_PY := $(ORS_VENV)/bin/python
+OPENENV_PY := $(OPENENV_VENV)/bin/python
 PYPROJECT_HASH := $(shell sha256sum pyproject.toml | cut -c1-12)
 STAMP := $(VENV)/.installed-$(PYPROJECT_HASH)
 NEMO_STAMP := $(NEMO_VENV)/.installed-$(PYPROJECT_HASH)
 ORS_STAMP := $(ORS_VENV)/.installed-$(PYPROJECT_HASH)
+OPENENV_STAMP := $(OPENENV_VENV)/.installed-$(PYPROJECT_HASH)
 NEMO_GYM_PIN := nemo-gym==0.4.0
 # ng_run builds each server's venv with uv (docs/nemo_gym.md, `make nemo-ng-run`).
 UV_PIN := uv==0.13.9
@@ -34,20 +40,22 @@ PYTEST_ARGS ?=
 BENCH_ARGS ?=
 FILES ?= .
 
-.PHONY: docs help setup setup-venv setup-nemo setup-ors setup-chromium test test-slow pytest lint format demo play bench fuzz \
+.PHONY: docs help setup setup-venv setup-nemo setup-ors setup-openenv setup-chromium test test-slow pytest lint format demo play bench fuzz \
 	faults load train-recipe train-ddp nemo-ng-run eval-ray bench-scale clean
 
 help: ## List the targets.
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) \
 		| awk 'BEGIN {FS = ":.*## "} {printf "  %-16s %s\n", $$1, $$2}'
 
-setup: setup-venv setup-nemo setup-ors setup-chromium ## Create .venv (3.11, all extras), .venv-nemo (3.12) and .venv-ors (3.11); install chromium.
+setup: setup-venv setup-nemo setup-ors setup-openenv setup-chromium ## Create .venv (3.11, all extras), .venv-nemo (3.12), .venv-ors and .venv-openenv (3.11); install chromium.
 
 setup-venv: $(STAMP) ## Create/refresh .venv only.
 
 setup-nemo: $(NEMO_STAMP) ## Create/refresh .venv-nemo only (NeMo Gym, Python 3.12).
 
 setup-ors: $(ORS_STAMP) ## Create/refresh .venv-ors only (ORS / openreward, with TRL; Python 3.11).
+
+setup-openenv: $(OPENENV_STAMP) ## Create/refresh .venv-openenv only (OpenEnv's current `openenv` 0.10; Python 3.11).
 
 # Installs hold a lock inside the venv: engineers sharing one tree may run `make test` at once.
 $(STAMP):
@@ -105,6 +113,24 @@ $(ORS_STAMP):
 	secs=$$(( $$(date +%s) - start )); \
 	echo "$$secs" > $@; \
 	echo "setup: $(ORS_VENV) ready in $${secs}s"
+
+$(OPENENV_STAMP):
+	@mkdir -p $(OPENENV_VENV); exec 9>$(OPENENV_VENV)/.setup.lock; flock 9; \
+	if [ -f $@ ]; then exit 0; fi; \
+	start=$$(date +%s); \
+	if [ ! -x $(OPENENV_PY) ]; then \
+		py=$$(.ci/find-python 3.11) || { echo "setup: no Python 3.11 found" >&2; exit 1; }; \
+		echo "setup: creating $(OPENENV_VENV) with $$py"; \
+		"$$py" -m venv $(OPENENV_VENV); \
+		$(OPENENV_PY) -m pip install -q -U pip setuptools wheel > $(OPENENV_VENV)/install.log 2>&1; \
+	fi; \
+	echo "setup: installing -e .[openenv,rollouts,openspiel] into $(OPENENV_VENV) (a fresh venv takes minutes)"; \
+	$(OPENENV_PY) -m pip install -e '.[openenv,rollouts,openspiel]' pytest pytest-timeout hypothesis > $(OPENENV_VENV)/install.log 2>&1 \
+		|| { tail -n 40 $(OPENENV_VENV)/install.log >&2; echo "setup: pip failed, log: $(OPENENV_VENV)/install.log" >&2; exit 1; }; \
+	rm -f $(OPENENV_VENV)/.installed-*; \
+	secs=$$(( $$(date +%s) - start )); \
+	echo "$$secs" > $@; \
+	echo "setup: $(OPENENV_VENV) ready in $${secs}s"
 
 setup-chromium: ## Install Debian chromium (used by the HTML report test) if missing.
 	@if [ -x /usr/bin/chromium ]; then exit 0; fi; \

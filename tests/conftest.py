@@ -21,6 +21,7 @@ LONGEST_FIRST = (
     "tests/conformance/test_edges.py",
     "tests/faults/test_faults.py",
     "tests/reliability/test_bad_requests.py",
+    "tests/adapters/test_openenv_current.py",
     "tests/trl/test_recipe.py",
     "tests/trl/test_policy_model.py",
     "tests/trl/test_trl_learning.py",

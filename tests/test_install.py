@@ -171,6 +171,15 @@ def test_ors_is_not_in_all() -> None:
     assert exact_pins(EXTRAS["ors"]) == {"openreward": "0.1.167"}
 
 
+def test_current_openenv_is_not_in_all() -> None:
+    """``openenv`` 0.10 needs fastmcp < 4 (mcp < 2); Verifiers 0.4.0 pins mcp==2.0.0
+    (docs/openenv.md): .venv keeps ``openenv-core`` 0.3.0, .venv-openenv has 0.10."""
+    reqs = expand_extra("all")
+    assert not any(r.startswith("openenv==") for r in reqs)
+    assert "openenv-core==0.3.0" in reqs
+    assert exact_pins(EXTRAS["openenv"]) == {"openenv": "0.10.0"}
+
+
 def test_this_is_the_project_venv() -> None:
     """The suite runs in a Python 3.11+ interpreter where gamebridge is installed (editable)."""
     assert sys.version_info >= (3, 11)
