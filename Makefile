@@ -41,7 +41,7 @@ BENCH_ARGS ?=
 FILES ?= .
 
 .PHONY: docs help setup setup-venv setup-nemo setup-ors setup-openenv setup-chromium test test-slow pytest lint format demo play bench fuzz \
-	faults load train-recipe train-ddp nemo-ng-run eval-ray bench-scale clean
+	faults load train-recipe train-ddp nemo-ng-run eval-ray bench-scale frameworks-latest clean
 
 help: ## List the targets.
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) \
@@ -215,9 +215,14 @@ eval-ray: setup-venv ## Every game through `gamebridge eval --executor ray` (loc
 bench-scale: setup ## 1 vs 2 workers (Ray) and 1 vs 2 processes (TRL): rewrites docs/scaling.md.
 	$(PY) -m bench.scale
 
+FRAMEWORKS_ARGS ?=
+frameworks-latest: ## Each framework's newest release in a scratch venv (.frameworks-latest/), its tests and conformance rows; the table in docs/frameworks.md (minutes a row).
+	@py=$$(.ci/find-python 3.11) || { echo "frameworks-latest: no Python 3.11 found" >&2; exit 1; }; \
+	"$$py" docs/tools/frameworks_latest.py $(FRAMEWORKS_ARGS)
+
 docs: setup-venv ## Regenerate docs/frameworks.md's Rosetta table (after editing an adapter).
 	$(PY) docs/tools/rosetta.py --write
 
 clean: ## Remove caches and build output (keeps the venvs).
-	rm -rf .pytest_cache .mypy_cache .ruff_cache .hypothesis build dist *.egg-info
+	rm -rf .pytest_cache .mypy_cache .ruff_cache .hypothesis build dist *.egg-info .frameworks-latest
 	find . -name __pycache__ -type d -not -path './.venv*' -prune -exec rm -rf {} +
