@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 
 from adapters._lazy import needs
 from adapters._sessions import play
+from adapters.ors.client import carried_arguments
 
 with needs("adapters.ors", "openreward 0.1.167", "ors"):
     from openreward.environments import (
@@ -144,7 +145,8 @@ class GameBridge(Environment):
         worker thread when the opponent searches, else here (the thread hop cost ~0.5 ms
         of CPU a call, a third of a Tic-Tac-Toe call on ORS's own minimal server)."""
         # The call's arguments as they came (no default filled in): core judges them.
-        raw = arguments.model_dump(exclude_unset=True)
+        # (unwrapped when they were not an object: ORS carries objects only).
+        raw = carried_arguments(arguments.model_dump(exclude_unset=True))
         self.busy += 1
         try:
             return self._output(await play(self.episode, self.episode.step_tool, raw))

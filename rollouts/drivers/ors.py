@@ -18,7 +18,10 @@ The model moves by tool call, so the conformance reference is core's tool mode.
 openreward cannot share ``.venv`` with Verifiers (it pins sse-starlette 2.3.6,
 Verifiers' mcp 2.0 needs 3.x), so where openreward is not importable the driver
 runs itself in ``.venv-ors`` (``make setup-ors``): ``python -m rollouts.drivers.ors``
-reads the run's tasks as JSON on stdin and prints one record per line.
+reads the run's tasks and call policy as JSON on stdin and prints each record as its
+episode finishes; it lives on this process's lifeline and drains on SIGINT
+(``ORSDriver._run_in_ors_venv``), so a killed eval keeps every finished episode and
+leaves no process behind.
 """
 
 from __future__ import annotations
@@ -26,10 +29,14 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import signal
 import subprocess
 import sys
+import tempfile
+import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -72,7 +79,8 @@ text_of = ors_text
 
 
 class ORSDriver(Driver):
-    """One server per run (``--max-sessions`` = room for the run), one ORS session per task."""
+    """One server per run (``--max-sessions`` = room for the run; supervised, restarted
+    once), one ORS session per task."""
 
     name = "ors"
     mode = TOOLS
@@ -88,39 +96,96 @@ class ORSDriver(Driver):
     def run_batch(self, tasks: list[Task], request: RunRequest) -> list[RolloutRecord]:
         if openreward_here():
             return super().run_batch(tasks, request)
+        return self._run_in_ors_venv(tasks, request)
+
+    def _run_in_ors_venv(self, tasks: list[Task], request: RunRequest) -> list[RolloutRecord]:
+        """The batch in ``.venv-ors``'s ``python -m rollouts.drivers.ors``, in the crash-safe
+        shape of the other drivers: each record handed to ``on_record`` as its episode
+        finishes (the child prints it at once), the child on this process's lifeline
+        (it stops its process group, and so its ORS server, when this process ends in
+        any way, SIGKILL included), ``request.stop`` (the first Ctrl-C) passed on as a
+        SIGINT that drains it (no new episode; the running ones finish and are sent),
+        and an interrupt here (a second Ctrl-C, SIGTERM) stops it at once."""
+        from rollouts.model.servers import LIFELINE_VAR, stop_process
+
         r = request
+        policy = self.call_policy
         job = {
             "tasks": [t.to_dict() for t in tasks],
             "base_url": r.base_url,
             "model": r.model,
             "concurrency": r.concurrency,
             "framework_cap": self.framework_cap,
+            "call_policy": None if policy is None else asdict(policy),
         }
-        env = {**os.environ, "GAMEBRIDGE_ORS_API_KEY": r.api_key or ""}
-        done = subprocess.run(
-            [str(ors_python()), "-m", "rollouts.drivers.ors"],
-            input=json.dumps(job),
-            capture_output=True,
-            text=True,
-            cwd=ROOT,
-            env=env,
-            check=False,
-        )
-        if done.returncode != 0:
-            raise DriverError(
-                f"the ORS driver in {ors_python()} failed ({done.returncode}):\n"
-                f"{done.stderr[-3000:]}"
+        read_end, write_end = os.pipe()  # both non-inheritable; pass_fds hands down read_end
+        env = {
+            **os.environ,
+            "GAMEBRIDGE_ORS_API_KEY": r.api_key or "",
+            LIFELINE_VAR: str(read_end),
+        }
+        log = tempfile.TemporaryFile()  # noqa: SIM115 (closed below, after the child)
+        try:
+            child = subprocess.Popen(
+                [str(ors_python()), "-m", "rollouts.drivers.ors"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                cwd=ROOT,
+                env=env,
+                start_new_session=True,  # a terminal's Ctrl-C reaches it only through us
+                pass_fds=(read_end,),
             )
-        rows = [
-            json.loads(line.removeprefix(RECORD_PREFIX))
-            for line in done.stdout.splitlines()
-            if line.startswith(RECORD_PREFIX)
-        ]
-        records = [RolloutRecord.from_dict(row) for row in rows]
-        for i, record in enumerate(records):
-            if r.on_record is not None:
-                r.on_record(record.index if record.index is not None else i, record)
-        return records
+        except OSError as e:
+            os.close(write_end)
+            log.close()
+            raise DriverError(f"cannot start the ORS driver in {ors_python()}: {e}") from e
+        finally:
+            os.close(read_end)
+        records: dict[int, RolloutRecord] = {}
+
+        def read() -> None:
+            assert child.stdout is not None
+            for raw in child.stdout:
+                line = raw.decode("utf-8", "replace")
+                if not line.startswith(RECORD_PREFIX):
+                    continue  # openreward logs on stdout too
+                record = RolloutRecord.from_dict(json.loads(line.removeprefix(RECORD_PREFIX)))
+                index = record.index if record.index is not None else len(records)
+                records[index] = record
+                if r.on_record is not None:
+                    r.on_record(index, record)
+
+        reader = threading.Thread(target=read, name="ors-records", daemon=True)
+        reader.start()
+        try:
+            assert child.stdin is not None
+            with suppress(BrokenPipeError):
+                child.stdin.write(json.dumps(job).encode())
+                child.stdin.close()
+            drained = False
+            while child.poll() is None:
+                if r.stop is not None and r.stop.is_set() and not drained:
+                    drained = True
+                    with suppress(ProcessLookupError):
+                        child.send_signal(signal.SIGINT)
+                with suppress(subprocess.TimeoutExpired):
+                    child.wait(timeout=0.1)
+            reader.join(timeout=30)
+            if child.returncode != 0:
+                log.seek(0)
+                tail = log.read()[-3000:].decode("utf-8", "replace")
+                raise DriverError(
+                    f"the ORS driver in {ors_python()} failed ({child.returncode}):\n{tail}"
+                )
+        except BaseException:
+            stop_process(child, grace=3.0)  # its group; its ORS server follows by lifeline
+            raise
+        finally:
+            with suppress(OSError):
+                os.close(write_end)
+            log.close()
+        return [records[i] for i in sorted(records)]
 
     @contextmanager
     def session(
@@ -128,15 +193,17 @@ class ORSDriver(Driver):
     ) -> Iterator[RunContext]:
         from openreward import EnvironmentsAPI
 
-        from rollouts.model.servers import start_server
+        from rollouts.model.servers import SupervisedServer
 
         argv = [
             server_python(), "-m", "adapters.ors", "--host", "127.0.0.1", "--port", "{port}",
             "--max-sessions", str(max(8, 2 * concurrency)),
         ]  # fmt: skip
         env = {"OPENREWARD_DISABLE_UPDATE_CHECK": "1"}
+        # Supervised as the other servers: a death is noticed at once, the server restarted
+        # once on the same port (the client's URL holds), the tasks on it failed naming it.
         with (
-            start_server(argv, "/health", env) as server,
+            SupervisedServer("ORS", argv, "/health", env=env) as server,
             super().session(
                 base_url=base_url, model=model, api_key=api_key, concurrency=concurrency
             ) as ctx,
@@ -144,9 +211,20 @@ class ORSDriver(Driver):
             api = EnvironmentsAPI(base_url=server.base_url, api_key="")
             try:
                 ctx.extra["env"] = api.get(ENV_NAME)
+                ctx.extra["server"] = server
                 yield ctx
             finally:
                 api.close()
+
+    def run_task(self, task: Task, ctx: RunContext) -> RolloutRecord:
+        server = ctx.extra["server"]
+        generation = server.check()
+        try:
+            return super().run_task(task, ctx)
+        except Exception as e:
+            if getattr(e, "source", None) is None and server.died_since(generation, wait=1.0):
+                raise server.error(f" during {task.task_id}") from e
+            raise
 
     def open_session(self, task: Task, ctx: RunContext) -> ORSSession:
         return ORSSession(ctx.extra["env"])
@@ -154,19 +232,37 @@ class ORSDriver(Driver):
 
 def main() -> int:
     """``python -m rollouts.drivers.ors`` (in ``.venv-ors``): run the JSON request on
-    stdin (``tasks``, ``base_url``, ``model``, ``concurrency``), one record per line."""
+    stdin (``tasks``, ``base_url``, ``model``, ``concurrency``, ``framework_cap``,
+    ``call_policy``), printing each record on its own line as its episode finishes.
+    SIGINT drains (no new episode; the running ones finish and are printed); the
+    parent's lifeline (``GAMEBRIDGE_LIFELINE_FD``) stops it when the parent ends."""
+    from adapters._lifeline import watch
+    from rollouts.model.client import CallPolicy
+
+    watch(grace=3.0)
+    stop = threading.Event()
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
     request = json.load(sys.stdin)
     driver = ORSDriver()
     driver.framework_cap = request.get("framework_cap")
-    records = driver.run(
+    if request.get("call_policy") is not None:
+        driver.call_policy = CallPolicy(**request["call_policy"])
+    lock = threading.Lock()
+
+    def emit(_index: int, record: RolloutRecord) -> None:
+        line = RECORD_PREFIX + json.dumps(record.to_dict())
+        with lock:
+            print(line, flush=True)
+
+    driver.run(
         request["tasks"],
         base_url=request["base_url"],
         model=request["model"],
         api_key=os.environ.get("GAMEBRIDGE_ORS_API_KEY") or None,
         concurrency=int(request.get("concurrency", 1)),
+        on_record=emit,
+        stop=stop,
     )
-    for record in records:
-        print(RECORD_PREFIX + json.dumps(record.to_dict()), flush=True)
     return 0
 
 

@@ -295,6 +295,14 @@ class OpenEnvSession(ClientSession):
 
 # --- ORS (openreward's own client) -------------------------------------------------
 
+
+def _ors_input(arguments: Any) -> dict[str, Any]:
+    """A call's arguments as ORS's ``input`` object (``adapters.ors.client.carry_arguments``)."""
+    from adapters.ors.client import carry_arguments
+
+    return carry_arguments(arguments)
+
+
 ORS_ENV_NAME = "gamebridge"
 """The environment's name on the ORS server (``adapters.ors.ENV_NAME``; not imported
 here, so that listing the drivers does not import openreward)."""
@@ -348,9 +356,10 @@ class ORSSession(ClientSession):
         ]
 
     def call(self, arguments: Any, name: str = TOOL_NAME) -> Turn:
-        # No arguments at all (null) is {} to ORS, as to core and OpenAI clients;
-        # every JSON object goes as it came (ORS carries objects only).
-        self._out = self.session.call_tool(name, {} if arguments is None else arguments)
+        # No arguments at all (null) is {} to ORS, as to core and OpenAI clients; every
+        # JSON object goes as it came, anything else wrapped (ORS carries objects only):
+        # core judges it in the server (an invalid reply), the task goes on.
+        self._out = self.session.call_tool(name, _ors_input(arguments))
         self._calls += 1
         if not self._out.finished and self._calls > self._task.turn_limit():
             raise DriverError(f"{self._task.task_id}: the ORS session never finished")
@@ -570,7 +579,7 @@ class ORSWireSession(_HTTPSession):
         response = self._post(
             f"/{self.env_name}/call",
             "/call",
-            json={"name": name, "input": arguments},
+            json={"name": name, "input": _ors_input(arguments)},
             headers=self._headers,
         )
         events = sse_events(response.text)

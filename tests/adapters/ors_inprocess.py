@@ -133,3 +133,36 @@ def test_the_private_server_fields_the_limits_use_exist() -> None:
     assert callable(ors_server._delete_session)
     with pytest.raises(ValueError):
         create_app(session_timeout_s=901)
+
+
+def test_a_tool_call_that_is_not_an_object_is_judged_by_core_and_play_goes_on() -> None:
+    """Arguments that are not a JSON object (text that is not JSON, a list) travel
+    wrapped (``client.carry_arguments``: ORS carries objects only; openreward refused
+    the call, ``bad_input_shape``, and the task failed); core judges the value as it
+    came, an invalid reply, and the game goes on, as on OpenEnv."""
+    for raw in ("{move: 4", [4], 4):
+        carried = client.carry_arguments(raw)
+        assert isinstance(carried, dict) and client.carried_arguments(carried) == raw
+    assert client.carry_arguments(None) == {} and client.carry_arguments({"move": 4}) == {"move": 4}
+    task = Task(game="tictactoe", seed=3)
+    env = _started(task)
+    out = asyncio.run(env.make_move(MoveArguments(**client.carry_arguments("{move: 4"))))
+    assert not out.finished and out.metadata["info"]["error"] == "format"
+    assert env.episode.events[0]["reply"] == "{move: 4"  # recorded as it came
+    out = asyncio.run(env.make_move(MoveArguments(move="4")))
+    assert out.metadata["info"].get("error") is None and len(env.episode.events) == 2
+
+
+def test_the_driver_session_plays_on_after_a_non_json_tool_call() -> None:
+    """The same through the driver's session, openreward's client and the server."""
+    from rollouts.drivers.sessions import ORSSession
+
+    drv = driver.ORSDriver()
+    with drv.session(base_url="http://127.0.0.1:9/v1", model="none", api_key=None) as ctx:
+        session = ORSSession(ctx.extra["env"])
+        with session:
+            session.open(Task(game="tictactoe", seed=3))
+            turn = session.call("{move: 4")  # the task failed here (bad_input_shape)
+            assert not turn.done and turn.observation
+            turn = session.call({"move": "4"})
+            assert not turn.done

@@ -58,6 +58,7 @@ ENV_SERVER = {
     "openenv_tools": "adapters.openenv",
     "nemo_gym": "adapters.nemo_gym --style",
     "nemo_gym_tools": "adapters.nemo_gym --style",
+    "ors": "adapters.ors",
 }
 
 

@@ -15,6 +15,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -147,15 +148,20 @@ def test_kills_mid_run_lose_nothing_and_resume_completes(framework: str, tmp_pat
     assert {r.framework for r in final.records.values()} == {framework}
 
 
-def test_sigterm_and_ctrl_c_keep_whole_lines_and_leave_nothing(tmp_path: Path) -> None:
-    """SIGTERM stops now (exit 143), Ctrl-C drains (exit 130); both print how to resume."""
-    ok, why = driver_status("openenv")
+@pytest.mark.parametrize("framework", ["openenv", pytest.param("ors", marks=pytest.mark.slow)])
+def test_sigterm_and_ctrl_c_keep_whole_lines_and_leave_nothing(
+    framework: str, tmp_path: Path
+) -> None:
+    """SIGTERM stops now (exit 143), Ctrl-C drains (exit 130); both print how to resume.
+    ORS from ``.venv``: the ``.venv-ors`` child is drained or stopped with the eval (a
+    Ctrl-C once hung over 120 s with 0 records, once ended with a traceback)."""
+    ok, why = driver_status(framework)
     if not ok:
         pytest.skip(why)
     with policy_server(POLICY) as srv, FaultProxy(srv.base_url + "/v1", delay=0.3) as proxy:
         for sig, code in ((signal.SIGTERM, 143), (signal.SIGINT, 130)):
             out = tmp_path / f"{sig.name}.jsonl"
-            argv = eval_argv("openenv", N, out, proxy.url, "--concurrency", "2", *CALL)
+            argv = eval_argv(framework, N, out, proxy.url, "--concurrency", "2", *CALL)
             proc = start_eval(argv, tmp_path / f"{sig.name}.log")
             try:
                 wait_for(lambda out=out: count_lines(out) >= 1, 240, "a record")
@@ -233,3 +239,56 @@ def test_an_empty_choices_200_is_retried_by_every_framework(framework: str, tmp_
     run = read_run(out)
     assert len(run.records) == n and not any(r.error for r in run.records.values())
     assert injected >= 1
+
+
+def _need_ors() -> None:
+    ok, why = driver_status("ors")
+    if not ok:
+        pytest.skip(why)
+
+
+def test_ors_streams_records_before_the_batch_ends_and_dies_with_the_eval(
+    tmp_path: Path,
+) -> None:
+    """From ``.venv``, ``eval --framework ors`` runs the batch in a ``.venv-ors`` child:
+    its records reach the file as each episode finishes (they came only at the end:
+    a SIGKILLed eval kept 0), and the child and its ORS server go with the eval (they
+    lived on ~105 s, calling the model)."""
+    _need_ors()
+    out = tmp_path / "ors.jsonl"
+    with policy_server(POLICY) as srv, FaultProxy(srv.base_url + "/v1", delay=0.3) as proxy:
+        argv = eval_argv("ors", N, out, proxy.url, *CALL)
+        proc = start_eval(argv, tmp_path / "ors.log")
+        try:
+            wait_for(lambda: out.exists() and count_lines(out) >= 3, 240, "two ORS records")
+            assert proc.poll() is None, "the batch ended before the records were seen"
+            kids = children(proc.pid)
+            proc.kill()  # SIGKILL: nothing of the eval runs after this
+            proc.wait()
+            assert wait_gone(kids, timeout=10) == [], [_cmdline(p) for p in kids]
+            calls = proxy.requests
+            time.sleep(1.0)
+            assert proxy.requests == calls, "the model was called after the eval died"
+        finally:
+            kill_all([proc.pid, *children(proc.pid)])
+    run = read_run(out)
+    assert not run.torn and 2 <= len(run.records) < N
+
+
+def test_ors_honours_the_call_policy(tmp_path: Path) -> None:
+    """``--model-retries 0`` reaches the ``.venv-ors`` child (the call policy was not in
+    its job): a 500 on every 3rd call fails those tasks, naming the model endpoint, as
+    in core (ORS retried them and failed none)."""
+    _need_ors()
+    n = 4
+    with policy_server(POLICY) as srv, FaultProxy(srv.base_url + "/v1") as proxy:
+        proxy.set_fault("500", every=3)
+        out = tmp_path / "ors.jsonl"
+        argv = eval_argv("ors", n, out, proxy.url, "--model-retries", "0")
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=400)
+    assert done.returncode == 1, done.stderr[-3000:]
+    run = read_run(out)
+    failed = [r for r in run.records.values() if r.error]
+    assert len(run.records) == n and failed, done.stderr[-3000:]
+    assert all(r.error and r.error["source"] == "model endpoint" for r in failed)
+    assert all(r.error and "answered 500" in r.error["message"] for r in failed)
