@@ -8,6 +8,8 @@ reset arguments, and text a JSON reply could not carry back.
   ``reset(seed=..., **fields)`` call, never both;
 * both refuse a ``task`` that is not a row (a JSON object), and ``Task`` refuses
   a seed outside ``0..core.tasks.MAX_SEED``: one rule for every server;
+* ``wrap_arguments``/``unwrap_arguments``: tool-call arguments that are not an
+  object carried through a framework that carries objects only (ORS), for core to judge;
 * ``require_unicode``: a reply or tool arguments holding a lone UTF-16 surrogate
   are refused (``NotUnicodeError``) before they reach a game: no UTF-8 JSON reply
   could carry them back.
@@ -76,6 +78,34 @@ def _require_row(task: object) -> None:
         )
 
 
+RAW_ARGUMENTS = "gamebridge_raw_arguments"
+"""The one key of the object that carries a tool call's arguments when they are not a
+JSON object (text that is not JSON, a list, a number) through a framework that carries
+objects only (ORS: openreward refused the call, ``bad_input_shape``, and the task
+failed). The environment unwraps it and core judges the value: an invalid reply."""
+
+
+def wrap_arguments(arguments: Any) -> dict[str, Any]:
+    """A tool call's decoded arguments as an object: an object as it came, ``None`` (no
+    arguments) as ``{}``, anything else under :data:`RAW_ARGUMENTS`.
+
+    >>> wrap_arguments({"move": "c4"}), wrap_arguments("{move: c4")
+    ({'move': 'c4'}, {'gamebridge_raw_arguments': '{move: c4'})
+    """
+    if arguments is None:
+        return {}
+    if isinstance(arguments, dict) and set(arguments) != {RAW_ARGUMENTS}:
+        return arguments
+    return {RAW_ARGUMENTS: arguments}
+
+
+def unwrap_arguments(received: Mapping[str, Any]) -> Any:
+    """Inverse of :func:`wrap_arguments`: the arguments the model wrote."""
+    if set(received) == {RAW_ARGUMENTS}:
+        return received[RAW_ARGUMENTS]
+    return dict(received)
+
+
 def require_unicode(value: Any) -> Any:
     """``value`` unchanged, unless a string in it (keys included) holds a lone surrogate."""
     if isinstance(value, str):
@@ -95,9 +125,12 @@ def require_unicode(value: Any) -> Any:
 
 
 __all__ = [
+    "RAW_ARGUMENTS",
     "NotUnicodeError",
     "ResetArgumentsError",
     "require_unicode",
     "task_from_arguments",
     "task_from_row",
+    "unwrap_arguments",
+    "wrap_arguments",
 ]

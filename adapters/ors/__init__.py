@@ -13,8 +13,6 @@ _MODULES = {
     "environment_class": "env",
     "split_names": "env",
     "create_app": "server",
-    "RAW_ARGUMENTS": "client",
-    "carry_arguments": "client",
     "openreward_spec": "client",  # client imports no openreward: it sets environment variables
     "use_local_server": "client",
 }

@@ -17,32 +17,6 @@ from typing import Any
 from adapters._lazy import needs
 
 ENV_NAME = "gamebridge"
-RAW_ARGUMENTS = "gamebridge_raw_arguments"
-"""The one key of the object that carries a ``make_move`` call's arguments when they
-are not a JSON object (text that is not JSON, a list, a number): ORS carries objects
-only (openreward refused the call, ``bad_input_shape``, and the whole task failed);
-the environment unwraps it and core judges the value (an invalid reply, as on OpenEnv)."""
-
-
-def carry_arguments(arguments: Any) -> dict[str, Any]:
-    """A ``make_move`` call's decoded arguments as ORS's ``input`` object: an object as
-    it came, ``None`` (no arguments) as ``{}``, anything else under :data:`RAW_ARGUMENTS`.
-
-    >>> carry_arguments({"move": "c4"}), carry_arguments("{move: c4")
-    ({'move': 'c4'}, {'gamebridge_raw_arguments': '{move: c4'})
-    """
-    if arguments is None:
-        return {}
-    if isinstance(arguments, dict) and set(arguments) != {RAW_ARGUMENTS}:
-        return arguments
-    return {RAW_ARGUMENTS: arguments}
-
-
-def carried_arguments(received: dict[str, Any]) -> Any:
-    """Inverse of :func:`carry_arguments`: the arguments the model wrote."""
-    if set(received) == {RAW_ARGUMENTS}:
-        return received[RAW_ARGUMENTS]
-    return received
 
 
 def use_local_server(url: str) -> None:

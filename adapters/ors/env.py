@@ -23,7 +23,6 @@ from typing import Any, ClassVar
 
 from adapters._lazy import needs
 from adapters._sessions import play
-from adapters.ors.client import carried_arguments
 
 with needs("adapters.ors", "openreward 0.1.167", "ors"):
     from openreward.environments import (
@@ -39,8 +38,8 @@ with needs("adapters.ors", "openreward 0.1.167", "ors"):
     )
     from pydantic import BaseModel, ConfigDict
 
-from core import Episode, Task, list_games
-from core.episode import StepResult
+from core import Episode, StepResult, Task, list_games
+from core.inputs import unwrap_arguments
 from core.splits import split_games, split_names, split_rows
 
 ENV_NAME = "gamebridge"
@@ -144,9 +143,8 @@ class GameBridge(Environment):
         """Core's ``make_move`` (listed per task by ``list_task_tools``, never twice): in a
         worker thread when the opponent searches, else here (the thread hop cost ~0.5 ms
         of CPU a call, a third of a Tic-Tac-Toe call on ORS's own minimal server)."""
-        # The call's arguments as they came (no default filled in): core judges them.
-        # (unwrapped when they were not an object: ORS carries objects only).
-        raw = carried_arguments(arguments.model_dump(exclude_unset=True))
+        # As they came (no default filled in; unwrapped if not an object): core judges them.
+        raw = unwrap_arguments(arguments.model_dump(exclude_unset=True))
         self.busy += 1
         try:
             return self._output(await play(self.episode, self.episode.step_tool, raw))

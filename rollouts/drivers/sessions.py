@@ -27,6 +27,7 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from core.inputs import wrap_arguments
 from core.prompts import TOOL_NAME
 from rollouts.drivers.base import MODES, TEXT, TOOLS, ClientSession, DriverError, Turn
 
@@ -296,13 +297,6 @@ class OpenEnvSession(ClientSession):
 # --- ORS (openreward's own client) -------------------------------------------------
 
 
-def _ors_input(arguments: Any) -> dict[str, Any]:
-    """A call's arguments as ORS's ``input`` object (``adapters.ors.client.carry_arguments``)."""
-    from adapters.ors.client import carry_arguments
-
-    return carry_arguments(arguments)
-
-
 ORS_ENV_NAME = "gamebridge"
 """The environment's name on the ORS server (``adapters.ors.ENV_NAME``; not imported
 here, so that listing the drivers does not import openreward)."""
@@ -359,7 +353,7 @@ class ORSSession(ClientSession):
         # No arguments at all (null) is {} to ORS, as to core and OpenAI clients; every
         # JSON object goes as it came, anything else wrapped (ORS carries objects only):
         # core judges it in the server (an invalid reply), the task goes on.
-        self._out = self.session.call_tool(name, _ors_input(arguments))
+        self._out = self.session.call_tool(name, wrap_arguments(arguments))
         self._calls += 1
         if not self._out.finished and self._calls > self._task.turn_limit():
             raise DriverError(f"{self._task.task_id}: the ORS session never finished")
@@ -579,7 +573,7 @@ class ORSWireSession(_HTTPSession):
         response = self._post(
             f"/{self.env_name}/call",
             "/call",
-            json={"name": name, "input": _ors_input(arguments)},
+            json={"name": name, "input": wrap_arguments(arguments)},
             headers=self._headers,
         )
         events = sse_events(response.text)

@@ -22,6 +22,7 @@ from adapters.ors.env import (
 from adapters.ors.server import create_app
 from core import Episode, Task, list_games, make_tasks
 from core.episode import ToolCall
+from core.inputs import RAW_ARGUMENTS, unwrap_arguments, wrap_arguments
 from core.players import ScriptedPlayer
 from rollouts.drivers import ors as driver
 
@@ -137,16 +138,16 @@ def test_the_private_server_fields_the_limits_use_exist() -> None:
 
 def test_a_tool_call_that_is_not_an_object_is_judged_by_core_and_play_goes_on() -> None:
     """Arguments that are not a JSON object (text that is not JSON, a list) travel
-    wrapped (``client.carry_arguments``: ORS carries objects only; openreward refused
+    wrapped (``core.inputs.wrap_arguments``: ORS carries objects only; openreward refused
     the call, ``bad_input_shape``, and the task failed); core judges the value as it
     came, an invalid reply, and the game goes on, as on OpenEnv."""
-    for raw in ("{move: 4", [4], 4):
-        carried = client.carry_arguments(raw)
-        assert isinstance(carried, dict) and client.carried_arguments(carried) == raw
-    assert client.carry_arguments(None) == {} and client.carry_arguments({"move": 4}) == {"move": 4}
+    for raw in ("{move: 4", [4], 4, {RAW_ARGUMENTS: 1}):
+        carried = wrap_arguments(raw)
+        assert isinstance(carried, dict) and unwrap_arguments(carried) == raw
+    assert wrap_arguments(None) == {} and wrap_arguments({"move": 4}) == {"move": 4}
     task = Task(game="tictactoe", seed=3)
     env = _started(task)
-    out = asyncio.run(env.make_move(MoveArguments(**client.carry_arguments("{move: 4"))))
+    out = asyncio.run(env.make_move(MoveArguments(**wrap_arguments("{move: 4"))))
     assert not out.finished and out.metadata["info"]["error"] == "format"
     assert env.episode.events[0]["reply"] == "{move: 4"  # recorded as it came
     out = asyncio.run(env.make_move(MoveArguments(move="4")))

@@ -24,7 +24,7 @@ def test_in_process_checks_pass_in_the_ors_venv() -> None:
         check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
-    assert "7 passed" in done.stdout, done.stdout[-2000:]
+    assert "9 passed" in done.stdout, done.stdout[-2000:]
 
 
 def test_the_driver_is_registered_and_the_adapter_imports_lazily() -> None:

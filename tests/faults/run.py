@@ -47,7 +47,8 @@ from faultkit import (
 )
 
 from core.tasks import make_tasks
-from rollouts.drivers import available_drivers
+from rollouts.drivers import available_drivers, get_driver
+from rollouts.drivers.base import TEXT, TOOLS
 from rollouts.drivers.core import CoreDriver
 from rollouts.evaluation.records import read_run
 
@@ -179,13 +180,22 @@ def main(argv: list[str] | None = None) -> int:
         work = Path(tmp)
         with policy_server(POLICY) as srv:
             tasks = make_tasks(n=args.n, seed=0, game="tictactoe", num_groups=4)
-            ref = CoreDriver().run(tasks, base_url=srv.base_url + "/v1", model="scripted")
-            reference = {r.index: _essence(r) for r in ref}
+            # core in each mode: a tool-mode framework (ORS, *_tools) equals core's tool mode
+            references = {
+                mode: {
+                    r.index: _essence(r)
+                    for r in CoreDriver(use_tools=mode == TOOLS).run(
+                        tasks, base_url=srv.base_url + "/v1", model="scripted"
+                    )
+                }
+                for mode in (TEXT, TOOLS)
+            }
         for fw in frameworks:
             for kind in scenarios:
                 if kind == "kill-env" and fw not in ENV_SERVER:
                     continue
                 started = time.monotonic()
+                reference = references[get_driver(fw).mode]
                 fin, failed, lost, orphans, equal = scenario(fw, kind, args.n, work, rng, reference)
                 tally.attempted += args.n
                 tally.finished += fin
