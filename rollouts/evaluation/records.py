@@ -12,7 +12,11 @@ A ``runs/*.jsonl`` file written by ``gamebridge eval``/``compare`` is:
 second process writing the same file is refused (:class:`RecordFileLocked`).
 :func:`read_run` reads such a file, skipping a torn last line (a write cut by a
 kill) and saying so; when a task has several lines (a failure, then a resumed
-success) the last one wins.
+success) the last one wins. A resumed run that ends (normally, or stopped by Ctrl-C
+or SIGTERM) compacts its file: the superseded lines are dropped, so each task index
+has one line and a raw JSONL reader counts each task once (the rewrite goes to a
+temporary file first and replaces the file atomically; a run killed before that
+leaves the longer file, which the next ``--resume`` compacts).
 
 >>> import tempfile, pathlib
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "run.jsonl"
@@ -180,6 +184,39 @@ def read_run(path: str | Path, *, warn: bool = True) -> RunFile:
     return run
 
 
+def compact(path: str | Path) -> int:
+    """Drop the lines of ``path`` that a later line of the same task index supersedes
+    (the header and the order of the rest kept); the number dropped. Atomic: the new
+    file is written and fsync'd beside, then renamed over ``path``. A file with a line
+    that does not parse is left as it is."""
+    p = Path(path)
+    lines = p.read_bytes().splitlines(keepends=True)
+    last: dict[int, int] = {}
+    for n, line in enumerate(lines):
+        try:
+            row = json.loads(line)
+        except ValueError:
+            return 0
+        if isinstance(row, dict) and isinstance(row.get("index"), int):
+            last[row["index"]] = n
+    wanted = set(last.values())
+    keep = [line for n, line in enumerate(lines) if n in wanted or not _indexed(line)]
+    dropped = len(lines) - len(keep)
+    if dropped:
+        tmp = p.with_name(p.name + ".compact.tmp")
+        with open(tmp, "wb") as fh:
+            fh.writelines(keep)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, p)
+    return dropped
+
+
+def _indexed(line: bytes) -> bool:
+    row = json.loads(line)
+    return isinstance(row, dict) and isinstance(row.get("index"), int)
+
+
 class RecordWriter:
     """Append records to ``path`` as they come, one whole line each, flushed;
     fsync'd on :meth:`close`. Thread-safe.
@@ -205,6 +242,7 @@ class RecordWriter:
             ) from None
         self._fd: int | None = fd
         self.written = 0
+        self._compact = resume
         if resume:
             run = read_run(self.path, warn=False)
             os.ftruncate(fd, run.good_bytes)
@@ -231,12 +269,14 @@ class RecordWriter:
         self.written += 1
 
     def close(self) -> None:
-        """fsync and release the lock (idempotent)."""
+        """fsync, compact a resumed file (:func:`compact`), release the lock (idempotent)."""
         with self._lock:
             if self._fd is None:
                 return
             try:
                 os.fsync(self._fd)
+                if self._compact:
+                    compact(self.path)  # still under the lock: no writer can come between
             finally:
                 os.close(self._fd)  # closing releases the flock
                 self._fd = None

@@ -62,3 +62,25 @@ def test_a_second_writer_is_refused_even_from_another_process(tmp_path: Path) ->
 def test_default_names_are_unique_and_made_at_the_start(tmp_path: Path) -> None:
     names = {unique_path(tmp_path, "eval-core-tictactoe") for _ in range(5)}
     assert len(names) == 5 and all(p.exists() for p in names)
+
+
+def test_a_resumed_file_is_compacted_to_one_line_per_task(tmp_path: Path) -> None:
+    """A failure line superseded by its resumed success is dropped when the resumed run
+    ends: a raw JSONL reader counts each task once (it counted the failed task twice)."""
+    import json
+
+    path = tmp_path / "run.jsonl"
+    header = {"framework": "core"}
+    with RecordWriter(path, header) as w:
+        w.write(_rec(0))
+        w.write(_rec(1, {"source": "model endpoint", "type": "ModelError", "message": "x"}))
+    with RecordWriter(path, header, resume=True) as w:
+        w.write(_rec(1))
+        w.write(_rec(2))
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    assert "gamebridge_run" in rows[0]
+    assert [r["index"] for r in rows[1:]] == [0, 1, 2]
+    assert all(r["error"] is None for r in rows[1:])
+    run = read_run(path)
+    assert sorted(run.records) == [0, 1, 2] and not run.torn
+    assert not list(tmp_path.glob("*.tmp"))
