@@ -121,7 +121,8 @@ def eval_rows(
     check = make_tasks(batch, seed=0, game=game, num_groups=4, depth=depth)
     reference: dict[str, list[Any]] = {}
     rates: dict[str, list[dict[int, float]]] = {"thread": [], "ray": []}
-    steps = episodes = 0
+    steps = dict.fromkeys(kinds, 0)
+    episodes = dict.fromkeys(kinds, 0)
     with serve_in_thread("minimax:1", 0) as url:
 
         def on_threads(n: int) -> Callable[[list[Any]], list[Any]]:
@@ -148,8 +149,8 @@ def eval_rows(
                     if _played(warm) != _played(reference["check"]):
                         raise RuntimeError(f"bench-scale: {kind}-{n} played different episodes")
                     got[n] = rate
-                    steps += sum(rec.steps for rec in recs)
-                    episodes += len(recs)
+                    steps[kind] += sum(rec.steps for rec in recs)
+                    episodes[kind] += len(recs)
                     print(
                         f"bench-scale: round {r + 1}: {kind}-{n}: {rate:.2f} episodes/s", flush=True
                     )
@@ -164,8 +165,8 @@ def eval_rows(
                 **summarise(rates[kind]),
                 "unit": "episodes/s",
                 "work": f"{game} episodes against a depth-{depth} minimax opponent, batches of "
-                f"{batch}, windows of at least {seconds:g}s ({episodes} episodes and {steps} "
-                "model replies in all); the warm-up's records identical in every run",
+                f"{batch}, windows of at least {seconds:g}s ({episodes[kind]} episodes and "
+                f"{steps[kind]} model replies timed); the warm-up's records identical in every run",
             }
         )
     return rows
