@@ -236,3 +236,21 @@ def test_ray_over_nemo_gym_starts_one_server_per_worker(
     if not NemoGymDriver().available()[0]:
         pytest.skip("no .venv-nemo (make setup-nemo)")
     _one_server_per_worker(NemoGymDriver, "urls", url, tmp_path)
+
+
+@pytest.mark.parametrize("name", ["verifiers", "ors"])
+def test_ray_equals_threads_for_drivers_that_run_their_own_batch(
+    cluster: None, url: str, name: str
+) -> None:
+    """Verifiers and ORS play each Ray episode as a run of one: the same records."""
+    from rollouts.drivers import get_driver
+
+    driver = get_driver(name)
+    ok, why = driver.available()
+    if not ok:
+        pytest.skip(why)
+    tasks = make_tasks(2, seed=4, game="tictactoe", num_groups=1)
+    threads = run_tasks(driver, tasks, base_url=url, model="scripted", concurrency=2)
+    on_ray = run_tasks(driver, tasks, base_url=url, model="scripted", concurrency=2, executor="ray")
+    assert not [r.error for r in threads + on_ray if r.error]
+    _same(threads, on_ray)
