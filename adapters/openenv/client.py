@@ -9,7 +9,7 @@ from typing import Any
 
 from adapters._lazy import needs
 
-with needs("adapters.openenv", "openenv-core 0.3", "openenv"):
+with needs("adapters.openenv", "OpenEnv (openenv 0.10, or openenv-core 0.3)", "openenv"):
     from openenv.core.client_types import StepResult
     from openenv.core.env_client import EnvClient
 

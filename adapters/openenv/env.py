@@ -14,7 +14,7 @@ from typing import Any
 
 from adapters._lazy import needs
 
-with needs("adapters.openenv", "openenv-core 0.3", "openenv"):
+with needs("adapters.openenv", "OpenEnv (openenv 0.10, or openenv-core 0.3)", "openenv"):
     from fastmcp import FastMCP
     from fastmcp.tools import Tool
     from openenv.core.env_server import ConcurrencyConfig, Environment, create_app

@@ -7,7 +7,7 @@ from typing import Any
 
 from adapters._lazy import needs
 
-with needs("adapters.openenv", "openenv-core 0.3", "openenv"):
+with needs("adapters.openenv", "OpenEnv (openenv 0.10, or openenv-core 0.3)", "openenv"):
     from openenv.core.env_server import Action, Observation, State
     from pydantic import Field, model_validator
     from pydantic_core import PydanticCustomError

@@ -80,7 +80,7 @@ class OpenEnvDriver(Driver):
         import importlib.util
 
         if importlib.util.find_spec("openenv") is None:
-            return False, "openenv-core is not installed: pip install -e '.[openenv]'"
+            return False, "OpenEnv is not installed: pip install -e '.[openenv]' (openenv 0.10)"
         return True, ""
 
 
