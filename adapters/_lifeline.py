@@ -4,18 +4,23 @@
 end only the parent holds (``GAMEBRIDGE_LIFELINE_FD``). :func:`watch` starts a daemon
 thread blocked on that pipe: when the parent ends in any way, SIGKILL included, the
 kernel closes the write end, the read returns end-of-file and the server stops its
-whole process group (SIGTERM, then SIGKILL after ``grace`` seconds). Without the
-variable (a server started by hand) it does nothing.
+whole process group (SIGTERM, then SIGKILL after ``grace`` seconds), first removing
+its log file (``GAMEBRIDGE_SERVER_LOG``) that the dead parent can no longer remove.
+Without the variable (a server started by hand) it does nothing.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import threading
 import time
 
 ENV_VAR = "GAMEBRIDGE_LIFELINE_FD"
+LOG_VAR = "GAMEBRIDGE_SERVER_LOG"
+"""The server's log file, which its starter removes on a normal end: when the starter
+died instead, the watcher removes it (logs piled up in the temporary folder)."""
 
 
 def _stop_group(grace: float) -> None:
@@ -32,6 +37,7 @@ def _stop_group(grace: float) -> None:
 def watch(grace: float = 3.0) -> bool:
     """Start the watcher if a lifeline was handed down; ``True`` if it was."""
     raw = os.environ.pop(ENV_VAR, None)
+    log = os.environ.pop(LOG_VAR, None)
     if not raw:
         return False
     fd = int(raw)
@@ -42,6 +48,9 @@ def watch(grace: float = 3.0) -> bool:
                 pass
         except OSError:
             pass
+        if log:
+            with contextlib.suppress(OSError):
+                os.unlink(log)
         _stop_group(grace)
 
     threading.Thread(target=wait, name="lifeline", daemon=True).start()

@@ -42,6 +42,8 @@ from typing import Any
 HOST = "127.0.0.1"
 LIFELINE_VAR = "GAMEBRIDGE_LIFELINE_FD"
 """Matches ``adapters._lifeline.ENV_VAR``."""
+LOG_VAR = "GAMEBRIDGE_SERVER_LOG"
+"""Matches ``adapters._lifeline.LOG_VAR``."""
 
 
 class ServerStartError(RuntimeError):
@@ -161,6 +163,7 @@ def start_server(
     log_path = Path(log.name)
     read_end, write_end = os.pipe()  # both non-inheritable; pass_fds hands down read_end
     full_env[LIFELINE_VAR] = str(read_end)
+    full_env[LOG_VAR] = str(log_path)  # removed by the server if this process dies
     try:
         process = subprocess.Popen(
             args,

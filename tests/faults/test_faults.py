@@ -247,13 +247,32 @@ def _need_ors() -> None:
         pytest.skip(why)
 
 
+def _server_logs(pids: list[int]) -> list[Path]:
+    """The ``gamebridge-server-*.log`` files the processes ``pids`` hold open."""
+    found: set[Path] = set()
+    for pid in pids:
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                continue
+            if "gamebridge-server-" in target and target.endswith(".log"):
+                found.add(Path(target))
+    return sorted(found)
+
+
 def test_ors_streams_records_before_the_batch_ends_and_dies_with_the_eval(
     tmp_path: Path,
 ) -> None:
     """From ``.venv``, ``eval --framework ors`` runs the batch in a ``.venv-ors`` child:
     its records reach the file as each episode finishes (they came only at the end:
     a SIGKILLed eval kept 0), and the child and its ORS server go with the eval (they
-    lived on ~105 s, calling the model)."""
+    lived on ~105 s, calling the model), removing the server's log file (logs of killed
+    runs piled up in the temporary folder)."""
     _need_ors()
     out = tmp_path / "ors.jsonl"
     with policy_server(POLICY) as srv, FaultProxy(srv.base_url + "/v1", delay=0.3) as proxy:
@@ -263,9 +282,12 @@ def test_ors_streams_records_before_the_batch_ends_and_dies_with_the_eval(
             wait_for(lambda: out.exists() and count_lines(out) >= 3, 240, "two ORS records")
             assert proc.poll() is None, "the batch ended before the records were seen"
             kids = children(proc.pid)
+            logs = _server_logs(kids)
+            assert logs, "the ORS server's log file was not found"
             proc.kill()  # SIGKILL: nothing of the eval runs after this
             proc.wait()
             assert wait_gone(kids, timeout=10) == [], [_cmdline(p) for p in kids]
+            assert [log for log in logs if log.exists()] == [], "server logs left behind"
             calls = proxy.requests
             time.sleep(1.0)
             assert proxy.requests == calls, "the model was called after the eval died"
