@@ -31,10 +31,24 @@ def list_runs(roots: list[Path]) -> list[dict[str, Any]]:
         if not root.is_dir():
             continue
         for path in root.rglob("*.jsonl"):
-            if path.is_file():
+            if path.is_file() and _looks_like_records(path):
                 found.append((path.stat().st_mtime, path))
     found.sort(key=lambda x: (-x[0], str(x[1])))
     return [{"path": str(p), "name": _display(p, roots)} for _, p in found[:MAX_LISTED]]
+
+
+def _looks_like_records(path: Path) -> bool:
+    """Whether the file's first line is a records header or a record (an exported
+    dataset, an arena game file or another JSONL is not listed)."""
+    import json
+
+    try:
+        with path.open("rb") as f:
+            first = f.readline(1 << 20)
+        row = json.loads(first)
+    except (OSError, ValueError):
+        return False
+    return isinstance(row, dict) and ("tasks_sha256" in row or "trajectory" in row)
 
 
 def _display(path: Path, roots: list[Path]) -> str:
@@ -81,11 +95,21 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
 
     if path.stat().st_size > MAX_FILE_BYTES:
         raise PlayError(f"{path} is over {MAX_FILE_BYTES} bytes", status=413)
+    not_records = PlayError(
+        f"{path.name} is not a records file (the JSONL that gamebridge eval, compare or "
+        "demo writes)"
+    )
     try:
-        records = read_run(path, warn=False).ordered()
-    except (RecordFileError, ValueError, TypeError) as e:
-        raise PlayError(f"{path.name} is not a records file: {e}") from e
-    return [r.to_dict() for r in records]
+        run = read_run(path, warn=False)
+        records = run.ordered()
+    except (RecordFileError, ValueError, TypeError, KeyError) as e:
+        raise not_records from e
+    rows = [r.to_dict() for r in records]
+    if not rows:
+        if run.header is None:
+            raise not_records
+        raise PlayError(f"{path.name} holds no finished episode to replay")
+    return rows
 
 
 def label(i: int, row: dict[str, Any]) -> str:

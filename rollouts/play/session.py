@@ -415,6 +415,24 @@ class GameSession:
             "cells": changed_cells(game, state, game.apply(state, move)),
         }
 
+    MAX_PREVIEWED = 64
+    """Positions with more legal moves get no hover preview (it costs two board views a move)."""
+
+    def _effects(self, state: Any, board: BoardView) -> dict[str, list[list[int]]]:
+        """Each clickable move's changed cells (Nim: every stone it takes; Othello: the
+        disc and its flips), for the page's hover preview."""
+        if not board.moves or len(board.moves) > self.MAX_PREVIEWED:
+            return {}
+        game = self.game
+        out = {}
+        for text, _cells in board.moves:
+            try:
+                after = game.apply(state, game.parse_move(state, text))
+            except GameError:
+                continue
+            out[text] = changed_cells(game, state, after)
+        return out
+
     def _turns(self) -> list[Turn]:
         seat_who = "model" if self.setup.model_in_seat() else "you"
         turns = [
@@ -459,6 +477,7 @@ class GameSession:
             "seat": self.task.model_player,
             "you": self.setup.side if self.setup.mode == "play" else None,
             "board": {**board.to_dict(), "generic": generic},
+            "effects": self._effects(state, board) if your_turn and not generic else {},
             "board_text": game.render(state),
             "your_turn": your_turn,
             "model_to_move": self.model_to_move(),

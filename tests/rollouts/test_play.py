@@ -433,3 +433,20 @@ def test_the_result_against_a_model_is_the_persons() -> None:
     flip = {"win": "loss", "loss": "win", "draw": "draw"}
     assert view["your_result"] == flip[str(view["result"])]
     assert view["reward_of"] == "model"
+
+
+def test_the_replay_list_holds_records_only_and_a_bad_file_is_one_plain_line(client: Any) -> None:
+    from core.tasks import make_tasks
+    from rollouts.training.tiny import scripted_records
+
+    (record,) = scripted_records(make_tasks(1, seed=2), "random", tools=False)
+    (client.runs / "run.jsonl").write_text(json.dumps(record.to_dict()) + "\n")
+    (client.runs / "export").mkdir()
+    (client.runs / "export" / "data.jsonl").write_text('{"messages": [], "prompt": "x"}\n')
+    (client.runs / "notes.jsonl").write_text('{"hello": 1}\n')
+    listed = [f["name"] for f in client.get("/api/runs").json()["files"]]
+    assert listed == ["runs/run.jsonl"]
+    bad = client.get("/api/replay", params={"file": "export/data.jsonl"})
+    assert bad.status_code == 400
+    detail = bad.json()["detail"]
+    assert detail.startswith("data.jsonl is not a records file") and "trajectory" not in detail

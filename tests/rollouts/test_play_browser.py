@@ -570,3 +570,49 @@ def test_the_page_offers_the_bridged_games_and_mcts(page: Page, server: str) -> 
         "#extra-moves [data-move]", "bs => bs.map(b => b.getAttribute('data-move'))"
     )
     assert offered == view["legal_moves"] or offered == view["board"]["other_moves"]
+
+
+def test_a_file_that_is_not_records_shows_its_error_alone(
+    page: Page, server: str, runs_dir: Path
+) -> None:
+    import json
+
+    from core.tasks import make_tasks
+    from rollouts.training.tiny import scripted_records
+
+    (record,) = scripted_records(make_tasks(1, seed=2), "random", tools=False)
+    good = runs_dir / "good-one.jsonl"
+    good.write_text(json.dumps(record.to_dict()) + "\n")
+    bad = runs_dir / "dataset.jsonl"
+    bad.write_text('{"messages": []}\n')
+    pg = page.open(f"#replay={good}")
+    pg.wait_for_selector("body[data-status='replay']")
+    assert pg.is_visible("#board")
+    names = pg.eval_on_selector_all("#run-file option", "os => os.map(o => o.textContent)")
+    assert not any("dataset.jsonl" in n for n in names)
+    pg.fill("#run-path", str(bad))
+    pg.click("#load-run")
+    pg.wait_for_function("document.getElementById('error').textContent.length > 0")
+    page.errors = [e for e in page.errors if "400" not in e]  # the refused request itself
+    assert pg.inner_text("#error") == (
+        "dataset.jsonl is not a records file (the JSONL that gamebridge eval, compare or demo writes)"
+    )
+    assert not pg.is_visible("#game-area")
+
+
+def test_nim_hover_shows_every_stone_a_move_takes_and_othello_counts_discs(
+    page: Page, server: str
+) -> None:
+    pg = page.open()
+    _setup(pg, "play", "nim", opponent="random", seed="1")
+    view = _session(server, pg)
+    move, taken = max(view["effects"].items(), key=lambda kv: len(kv[1]))
+    assert len(taken) > 1
+    pg.hover(f"#board [data-move='{move}']")
+    shown = [
+        [int(c.get_attribute("data-row")), int(c.get_attribute("data-col"))]
+        for c in pg.query_selector_all("#board .cell.preview")
+    ]
+    assert sorted(shown) == sorted(taken)
+    _setup(pg, "play", "othello", opponent="random", seed="1")
+    assert "Discs: Black 2, White 2." in pg.inner_text("#status")

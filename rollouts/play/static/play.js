@@ -312,6 +312,13 @@
     else if (v.your_turn) { status = lastText + 'Your move (' + players[v.you] + '): click a highlighted cell.'; }
     else if (v.model_to_move) { status = 'The model is to move: press Step or Auto-play.'; }
     else { status = ''; }
+    if (/othello/.test(v.game.name) && !v.board.generic) {
+      var count = [0, 0];
+      v.board.marks.forEach(function (row) { row.forEach(function (m) {
+        if (m === 'p0') { count[0] += 1; } else if (m === 'p1') { count[1] += 1; }
+      }); });
+      status += (status ? ' ' : '') + 'Discs: ' + players[0] + ' ' + count[0] + ', ' + players[1] + ' ' + count[1] + '.';
+    }
     $('status').textContent = status;
     $('status').className = '';
     var seatIsModel = v.setup.mode === 'watch' || v.setup.other === 'model';
@@ -403,7 +410,12 @@
   function openRun(file, episode) {
     stopAuto();
     return api('GET', '/api/replay?file=' + encodeURIComponent(file)).then(function (data) {
-      if (!data) { return; }
+      if (!data) {  // not a records file: the error alone, not over the previous file's board
+        replay = null;
+        $('game-area').hidden = true;
+        $('episode').innerHTML = '';
+        return;
+      }
       replay = {file: data.file, episodes: data.episodes, data: null, frame: 0};
       var s = $('episode');
       s.innerHTML = '';
@@ -501,6 +513,18 @@
       document.querySelectorAll('.tab').forEach(function (b) {
         b.addEventListener('click', function () { selectTab(b.getAttribute('data-tab')); });
       });
+      // Hover: outline every cell the move under the pointer changes (Nim: each stone it takes).
+      function preview(ev, on) {
+        var cell = ev.target.closest && ev.target.closest('#board [data-move]');
+        document.querySelectorAll('#board .cell.preview').forEach(function (c) { c.classList.remove('preview'); });
+        if (!on || !cell || !session || !session.effects) { return; }
+        (session.effects[cell.getAttribute('data-move')] || []).forEach(function (rc) {
+          var c = document.querySelector("#board .cell[data-row='" + rc[0] + "'][data-col='" + rc[1] + "']");
+          if (c) { c.classList.add('preview'); }
+        });
+      }
+      $('board').addEventListener('mouseover', function (ev) { preview(ev, true); });
+      $('board').addEventListener('mouseleave', function (ev) { preview(ev, false); });
       $('board').addEventListener('click', function (ev) {
         var cell = ev.target.closest('[data-move]');
         if (cell) { play(cell.getAttribute('data-move')); }
