@@ -42,7 +42,7 @@ from core.parsing import (
 )
 from core.rewards import RESULT_VALUE, RewardBreakdown, Rubric
 from core.rng import derive_rng
-from core.tasks import Task
+from core.tasks import OUTSIDE, Task
 
 
 class EpisodeError(RuntimeError):
@@ -120,12 +120,39 @@ class Episode:
         self.game = make_game(self.task.game)
         self.rubric = rubric or Rubric(self.task.weights())
         self.opponent: Opponent | None = None
-        if self.game.spec.num_players > 1:
-            self.opponent = (
-                opponent
-                if opponent is not None
-                else make_opponent(self.task.opponent, self.task.depth, self.task.random_move_prob)
+        task = self.task
+        self.bots: dict[int, Opponent] = {}
+        """The built-in player of each bot seat."""
+        if task.seats is None:
+            self.outside: tuple[int, ...] = (task.model_player,)
+            if self.game.spec.num_players > 1:
+                self.opponent = (
+                    opponent
+                    if opponent is not None
+                    else make_opponent(task.opponent, task.depth, task.random_move_prob)
+                )
+                self.bots = {
+                    p: self.opponent
+                    for p in range(self.game.spec.num_players)
+                    if p != task.model_player
+                }
+        else:
+            roles = task.seat_roles()
+            self.outside = (task.model_player,) + tuple(
+                p for p, role in enumerate(roles) if role == OUTSIDE and p != task.model_player
             )
+            for p, role in enumerate(roles):
+                if role != OUTSIDE:
+                    kind, _, level = role.partition(":")
+                    self.bots[p] = (
+                        opponent
+                        if opponent is not None
+                        else make_opponent(kind, int(level or 1), task.random_move_prob)
+                    )
+            self.opponent = next(iter(self.bots.values()), None)
+        self.several = task.seats is not None
+        """Whether the task names its seats (``Task.seats``): events then record
+        their seat and the trajectory each seat's results."""
         self.system_prompt = prompts.system_prompt(self.game, self.task)
         self.tool_system_prompt = prompts.system_prompt(self.game, self.task, tools=True)
         self.tool_schema = prompts.tool_schema(self.game)
@@ -145,6 +172,13 @@ class Episode:
         self.observation = ""
         self.initial_board: str | None = None
         self._breakdown: RewardBreakdown | None = None
+        self.results: dict[int, Result] = {}
+        """Each outside seat's result once the episode is over."""
+        self._breakdowns: dict[int, RewardBreakdown] = {}
+        self._invalid: dict[int, int] = {seat: 0 for seat in self.outside}
+        self._replies: dict[int, int] = {seat: 0 for seat in self.outside}
+        self._seen: dict[int, list[str]] = {seat: [] for seat in self.outside}
+        self._observations: dict[int, str] = {}
 
     # --- the loop ---------------------------------------------------------
     def reset(self) -> str:
@@ -152,27 +186,32 @@ class Episode:
         self._clear()
         self._started = True
         game, task = self.game, self.task
-        state = game.initial_state(derive_rng(task.seed, "initial", task.game))
+        state = self._chance(game.initial_state(derive_rng(task.seed, "initial", task.game)))
         opening_rng = derive_rng(task.seed, "opening", task.game)
         for _ in range(task.opening_plies):
             moves = list(game.legal_moves(state))
             if not moves:
                 break
             move = opening_rng.choice(moves)
-            nxt = game.apply(state, move)
+            nxt = self._chance(game.apply(state, move))
             if game.is_terminal(nxt):
                 break
             self.opening.append(game.move_to_text(state, move))
             state = nxt
         self.state = state
-        self.initial_board = game.render(state)
+        self.initial_board = game.observation(state, task.model_player)
         self.opponent_first = self._opponent_turns()
+        seat = self._seat_to_move()
         self.observation = prompts.turn_observation(
             game,
             self.state,
-            self.opponent_first,
-            board=None if self.opponent_first else self.initial_board,
+            self._take_seen(seat),
+            board=None
+            if self.opponent_first or seat != task.model_player
+            else self.initial_board,
+            seat=seat,
         )
+        self._observations[seat] = self.observation
         self._sample_rng = derive_rng(task.seed, "sample_reply", task.game)
         return self.observation
 
@@ -234,13 +273,8 @@ class Episode:
         It is settled like a turn cap (``task.turn_cap_result``), never left
         unscored: stopping must not be a way out of a losing game."""
         self._check_open()
-        self.done = True
-        self.termination = EpisodeTermination.STOPPED
-        self.result = Result(self.task.turn_cap_result)
-        self._breakdown = self.rubric.score(self.ending())
-        self.observation = prompts.final_observation(
-            self.game, self.state, self.result, self.termination, []
-        )
+        self._finish(None, EpisodeTermination.STOPPED, self._settled())
+        breakdown = self.reward()
         info: dict[str, Any] = {
             "valid": True,
             "format_ok": True,
@@ -253,9 +287,12 @@ class Episode:
             "turn": len(self.events),
             "termination": str(self.termination),
             "result": str(self.result),
-            "reward": self._breakdown.to_dict(),
+            "reward": breakdown.to_dict(),
         }
-        return StepResult(self.observation, True, self._breakdown.total, info)
+        if self.several:
+            info["results"] = {str(s): str(r) for s, r in self.results.items()}
+            info["rewards"] = {str(s): b.total for s, b in self._breakdowns.items()}
+        return StepResult(self.observation, True, breakdown.total, info)
 
     def cap(self, result: StepResult, max_replies: int | None) -> tuple[StepResult, bool]:
         """After a step: a framework's own cap of ``max_replies`` replies (SkyRL's
@@ -277,9 +314,12 @@ class Episode:
         return self
 
     # --- internals --------------------------------------------------------
-    def _check_open(self) -> None:
+    def _check_started(self) -> None:
         if not self._started:
             raise EpisodeNotStartedError("call reset() before step()")
+
+    def _check_open(self) -> None:
+        self._check_started()
         if self.done:
             raise EpisodeFinishedError(
                 f"the episode is over ({self.termination}: {self.result}); call reset()"
@@ -287,6 +327,7 @@ class Episode:
 
     def _apply(self, reply: str, text: str, *, format_ok: bool, kind: str) -> StepResult:
         game = self.game
+        seat = self._seat_to_move()
         try:
             move = game.parse_move(self.state, text)
         except InvalidMoveError as exc:
@@ -296,7 +337,8 @@ class Episode:
         except GameError as exc:  # any other typed rejection from a game
             return self._reject(reply, "invalid_move", str(exc), format_ok=format_ok, kind=kind)
         move_text = game.move_to_text(self.state, move)
-        self.state = game.apply(self.state, move)
+        self._played(seat, move_text)
+        self.state = self._chance(game.apply(self.state, move))
         replies: list[str] = []
         if not game.is_terminal(self.state):
             try:
@@ -304,58 +346,112 @@ class Episode:
             except NoMoveLeftError as exc:  # a person's turn (MoveListOpponent): say what
                 exc.move = move_text  # the seat played before it was asked
                 raise
-        event = self._event(reply, kind, format_ok, move_text, None, None, replies)
+        self._replies[seat] += 1
+        event = self._event(seat, reply, kind, format_ok, move_text, None, None, replies)
         if game.is_terminal(self.state):
             self.outcome = game.outcome(self.state)
             if self.outcome is None:
                 raise EpisodeError(f"{game.spec.name}: a terminal position has no outcome")
+            outcome = self.outcome
             return self._finish(
                 event,
                 EpisodeTermination.GAME_OVER,
-                Result(self.outcome.result_for(self.task.model_player)),
-                replies,
+                {s: Result(outcome.result_for(s)) for s in self.outside},
             )
-        if len(self.events) >= self.task.turn_limit():
-            return self._finish(
-                event, EpisodeTermination.TURN_CAP, Result(self.task.turn_cap_result), replies
-            )
-        self.observation = prompts.turn_observation(game, self.state, replies, board=event.board)
+        if self._replies[seat] >= self.task.turn_limit():
+            return self._finish(event, EpisodeTermination.TURN_CAP, self._settled())
+        nxt = self._seat_to_move()
+        self.observation = prompts.turn_observation(
+            game,
+            self.state,
+            self._take_seen(nxt),
+            board=event.board if nxt == seat else None,
+            seat=nxt,
+        )
+        self._observations[nxt] = self.observation
         return StepResult(self.observation, False, 0.0, self._info(event))
 
     def _reject(
         self, reply: str, error: str, message: str, *, format_ok: bool, kind: str
     ) -> StepResult:
-        self.invalid_moves += 1
-        event = self._event(reply, kind, format_ok, None, error, message, [])
-        left = self.task.max_invalid_moves - self.invalid_moves
+        seat = self._seat_to_move()
+        self._invalid[seat] += 1
+        self._replies[seat] += 1
+        if seat == self.task.model_player:
+            self.invalid_moves = self._invalid[seat]
+        event = self._event(seat, reply, kind, format_ok, None, error, message, [])
+        left = self.task.max_invalid_moves - self._invalid[seat]
         if left < 0:
-            return self._finish(event, EpisodeTermination.FORFEIT, Result.LOSS, [])
-        if len(self.events) >= self.task.turn_limit():
-            return self._finish(
-                event, EpisodeTermination.TURN_CAP, Result(self.task.turn_cap_result), []
-            )
+            results = {s: Result.LOSS if s == seat else Result.WIN for s in self.outside}
+            return self._finish(event, EpisodeTermination.FORFEIT, results, forfeit=seat)
+        if self._replies[seat] >= self.task.turn_limit():
+            return self._finish(event, EpisodeTermination.TURN_CAP, self._settled())
         self.observation = prompts.rejection_observation(
             self.game, self.state, error, message, left, board=event.board
         )
+        self._observations[seat] = self.observation
         return StepResult(self.observation, False, 0.0, self._info(event))
 
+    def _settled(self) -> dict[int, Result]:
+        """Every outside seat's result when the game is cut (a turn cap, a stop)."""
+        return {s: Result(self.task.turn_cap_result) for s in self.outside}
+
+    def _chance(self, state: Any) -> Any:
+        """``state`` with every chance node from it on resolved: each outcome drawn
+        by its probability from an RNG derived from the task seed and the position,
+        so every rollout of a task meets the same dice and cards."""
+        game, task = self.game, self.task
+        outcomes = game.chance_outcomes(state)
+        while outcomes:
+            point = derive_rng(task.seed, "chance", task.game, state).random()
+            move = outcomes[-1][0]
+            for candidate, probability in outcomes:
+                point -= probability
+                if point < 0:
+                    move = candidate
+                    break
+            state = game.apply(state, move)
+            outcomes = game.chance_outcomes(state)
+        return state
+
+    def _seat_to_move(self) -> int:
+        """The outside seat to move (the model's seat once the game is over)."""
+        seat = int(self.game.to_play(self.state))
+        return seat if seat in self._seen else self.task.model_player
+
+    def _played(self, seat: int, text: str) -> None:
+        """Tell every other outside seat that ``seat`` played ``text`` (or that it
+        moved, where the game hides its moves)."""
+        seen = text if self.game.spec.public_moves else prompts.HIDDEN_MOVE
+        for other in self.outside:
+            if other != seat:
+                self._seen[other].append(seen)
+
+    def _take_seen(self, seat: int) -> list[str]:
+        """The moves ``seat`` has not been shown yet; from now on it has."""
+        seen = self._seen[seat]
+        self._seen[seat] = []
+        return seen
+
     def _opponent_turns(self) -> list[str]:
-        """Let the opponent move until it is the model's turn or the game ends."""
+        """Let the bot seats move until an outside seat is to move or the game ends."""
         played: list[str] = []
         game, task = self.game, self.task
-        while (
-            self.opponent is not None
-            and not game.is_terminal(self.state)
-            and game.to_play(self.state) != task.model_player
-        ):
+        while not game.is_terminal(self.state):
+            bot = self.bots.get(game.to_play(self.state))
+            if bot is None:
+                break
             rng = opponent_rng(task.seed, task.game, self.state)
-            move = self.opponent.choose(game, self.state, rng)
-            played.append(game.move_to_text(self.state, move))
-            self.state = game.apply(self.state, move)
+            move = bot.choose(game, self.state, rng)
+            text = game.move_to_text(self.state, move)
+            played.append(text)
+            self._played(game.to_play(self.state), text)
+            self.state = self._chance(game.apply(self.state, move))
         return played
 
     def _event(
         self,
+        seat: int,
         reply: str,
         kind: str,
         format_ok: bool,
@@ -373,28 +469,50 @@ class Episode:
             error=error,
             message=message,
             opponent_moves=tuple(opponent_moves),
-            board=self.game.render(self.state),  # the observation shows it too
-            invalid_moves=self.invalid_moves,
+            board=self.game.observation(self.state, seat),  # the observation shows it too
+            invalid_moves=self._invalid[seat],
             observation=self.observation,  # not yet replaced: the one this reply answers
+            seat=seat if self.several else None,
         )
         self.events.append(event)
         return event
 
     def _finish(
         self,
-        event: Event,
+        event: Event | None,
         termination: EpisodeTermination,
-        result: Result,
-        opponent_moves: list[str],
+        results: dict[int, Result],
+        *,
+        forfeit: int | None = None,
     ) -> StepResult:
         self.done = True
         self.termination = termination
-        self.result = result
-        self._breakdown = self.rubric.score(self.ending())
-        self.observation = prompts.final_observation(
-            self.game, self.state, result, termination, opponent_moves, board=event.board
+        self.results = results
+        primary = self.task.model_player
+        self.result = results[primary]
+        self._breakdowns = {s: self.rubric.score(self.ending(s)) for s in self.outside}
+        self._breakdown = self._breakdowns[primary]
+        acting = primary if event is None or event.seat is None else event.seat
+        for seat in self.outside:
+            reason = str(termination)
+            if forfeit is not None and seat != forfeit:
+                reason = "opponent_forfeit"
+            self._observations[seat] = prompts.final_observation(
+                self.game,
+                self.state,
+                results[seat],
+                reason,
+                self._take_seen(seat) if event is not None else [],
+                board=event.board
+                if event is not None and seat == acting
+                else self.game.observation(self.state, seat),
+            )
+        self.observation = self._observations[acting]
+        if event is None:
+            return StepResult(self.observation, True, self._breakdown.total, {})
+        return StepResult(
+            self.observation, True, self._breakdowns[acting].total, self._info(event)
         )
-        return StepResult(self.observation, True, self._breakdown.total, self._info(event))
 
     def _info(self, event: Event) -> dict[str, Any]:
         info: dict[str, Any] = {
@@ -405,16 +523,62 @@ class Episode:
             "move": event.move,
             "opponent_move": event.opponent_moves[-1] if event.opponent_moves else None,
             "opponent_moves": list(event.opponent_moves),
-            "invalid_moves": self.invalid_moves,
+            "invalid_moves": event.invalid_moves,
             "turn": event.turn,
         }
+        if self.several:
+            info["seat"] = event.seat
+            info["to_move"] = self.to_move
         if self._breakdown is not None:
             info.update(
                 termination=str(self.termination),
                 result=str(self.result),
                 reward=self._breakdown.to_dict(),
             )
+            if self.several:
+                info["results"] = {str(s): str(r) for s, r in self.results.items()}
+                info["rewards"] = {str(s): b.total for s, b in self._breakdowns.items()}
         return info
+
+    # --- seats ------------------------------------------------------------
+    def system_prompt_for(self, seat: int, *, tools: bool = False) -> str:
+        """The system prompt of outside ``seat`` (``system_prompt`` is the model's
+        seat's, ``task.model_player``)."""
+        return prompts.system_prompt(self.game, self.task, tools=tools, seat=seat)
+
+    @property
+    def to_move(self) -> int | None:
+        """The seat whose reply ``step`` takes next: always an outside seat (bots and
+        chance move inside ``step``), ``None`` once the episode is over."""
+        if self.done or not self._started:
+            return None
+        return self._seat_to_move()
+
+    def observation_for(self, seat: int) -> str:
+        """What outside ``seat`` sees now: its turn's observation while it is to
+        move, its final one once the game is over, and meanwhile the moves since its
+        last turn and its own view of the position (never another seat's hidden
+        information)."""
+        if seat not in self.outside:
+            raise EpisodeError(f"seat {seat} is not an outside seat; those are {self.outside}")
+        self._check_started()
+        if self.done or self._seat_to_move() == seat:
+            return self._observations[seat]
+        return prompts.waiting_observation(
+            list(self._seen[seat]), self.game.observation(self.state, seat)
+        )
+
+    def reward_for(self, seat: int) -> RewardBreakdown:
+        """The rubric's breakdown for outside ``seat`` of the finished episode."""
+        if not self._breakdowns:
+            raise EpisodeError("the episode is not finished; no reward yet")
+        if seat not in self._breakdowns:
+            raise EpisodeError(f"seat {seat} is not an outside seat; those are {self.outside}")
+        return self._breakdowns[seat]
+
+    def invalid_moves_of(self, seat: int) -> int:
+        """Invalid replies ``seat`` has made so far."""
+        return self._invalid[seat]
 
     # --- results ----------------------------------------------------------
     def require_result(self) -> Result:
@@ -422,21 +586,24 @@ class Episode:
             raise EpisodeError("the episode is not finished")
         return self.result
 
-    def ending(self) -> Ending:
-        """How the finished episode ended, as the rubric reads it."""
+    def ending(self, seat: int | None = None) -> Ending:
+        """How the finished episode ended for outside ``seat`` (default: the
+        model's, ``task.model_player``), as the rubric reads it."""
         if self.termination is None or self.result is None:
             raise EpisodeError("the episode is not finished")
         task = self.task
+        seat = task.model_player if seat is None else seat
         margin = None
         if self.termination is EpisodeTermination.GAME_OVER:
-            margin = float(self.game.margin(self.state, task.model_player))
+            margin = float(self.game.margin(self.state, seat))
+        events = [e for e in self.events if e.seat is None or e.seat == seat]
         return Ending(
             termination=self.termination,
-            result=self.result,
+            result=self.results.get(seat, self.result),
             margin=margin,
-            replies=len(self.events),
-            well_formed=sum(1 for e in self.events if e.format_ok),
-            invalid_moves=self.invalid_moves,
+            replies=len(events),
+            well_formed=sum(1 for e in events if e.format_ok),
+            invalid_moves=self._invalid[seat],
             invalid_penalty=task.invalid_penalty,
             invalid_penalty_cap=task.invalid_penalty_cap,
         )
@@ -468,8 +635,10 @@ class Episode:
         return [e.reply for e in self.events]
 
     def to_dict(self) -> dict[str, Any]:
-        """The trajectory as JSON-able data."""
-        return {
+        """The trajectory as JSON-able data (with several outside seats, a
+        ``seats`` entry: roles, each seat's invalid replies, result, reward and
+        current observation)."""
+        data: dict[str, Any] = {
             "task_id": self.task.task_id,
             "task": self.task.to_dict(),
             "game": self.task.game,
@@ -492,6 +661,19 @@ class Episode:
             "reward": None if self._breakdown is None else self._breakdown.to_dict(),
             "observation": self.observation,
         }
+        if self.several:
+            data["seats"] = {
+                "roles": list(self.task.seat_roles()),
+                "outside": list(self.outside),
+                "to_move": self.to_move,
+                "invalid_moves": {str(s): n for s, n in self._invalid.items()},
+                "results": {str(s): str(r) for s, r in self.results.items()},
+                "rewards": {str(s): b.to_dict() for s, b in self._breakdowns.items()},
+                "observations": {str(s): self.observation_for(s) for s in self.outside}
+                if self._started
+                else {},
+            }
+        return data
 
     @classmethod
     def replay(

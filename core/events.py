@@ -80,27 +80,34 @@ class Event(Mapping[str, Any]):
     observation: str
     """What the model read before this reply (a text reply answers it as a user
     message, a tool call as a tool result)."""
+    seat: int | None = None
+    """The seat that replied, in an episode with several outside seats
+    (``Task.seats``); ``None`` otherwise, and then left out of the JSON form."""
+
+    def _keys(self) -> tuple[str, ...]:
+        return _EVENT_KEYS if self.seat is None else _SEAT_EVENT_KEYS
 
     def to_dict(self) -> dict[str, Any]:
-        return {name: self[name] for name in _EVENT_KEYS}
+        return {name: self[name] for name in self._keys()}
 
     def __getitem__(self, key: str) -> Any:
-        if key not in _EVENT_KEYS:
+        if key not in self._keys():
             raise KeyError(key)
         value = getattr(self, key)
         return list(value) if key == "opponent_moves" else value
 
     def __iter__(self) -> Iterator[str]:
-        return iter(_EVENT_KEYS)
+        return iter(self._keys())
 
     def __len__(self) -> int:
-        return len(_EVENT_KEYS)
+        return len(self._keys())
 
     def __repr__(self) -> str:
         return f"Event({self.to_dict()!r})"
 
 
-_EVENT_KEYS: tuple[str, ...] = tuple(f.name for f in fields(Event))
+_SEAT_EVENT_KEYS: tuple[str, ...] = tuple(f.name for f in fields(Event))
+_EVENT_KEYS: tuple[str, ...] = tuple(k for k in _SEAT_EVENT_KEYS if k != "seat")
 
 
 @dataclass(frozen=True)

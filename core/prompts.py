@@ -18,12 +18,16 @@ TOOL_DESCRIPTION = "Play your move in the current game."
 TOOL_ARGUMENT_DESCRIPTION = "The move, in the game's notation (for example {examples})."
 
 
-def system_prompt(game: Game[Any, Any], task: Task, *, tools: bool = False) -> str:
-    """The system prompt for ``task``; ``tools``: the model moves by tool call."""
+def system_prompt(
+    game: Game[Any, Any], task: Task, *, tools: bool = False, seat: int | None = None
+) -> str:
+    """The system prompt for ``task``; ``tools``: the model moves by tool call;
+    ``seat``: the seat it plays (default ``task.model_player``)."""
     spec = game.spec
     examples = ", ".join(spec.move_examples)
+    seat = task.model_player if seat is None else seat
     if spec.num_players > 1:
-        intro = f"You are playing {spec.title} as {spec.player_names[task.model_player]}, against an opponent."
+        intro = f"You are playing {spec.title} as {spec.player_names[seat]}, against an opponent."
     else:
         intro = f"You are playing {spec.title}."
     lines = [
@@ -74,6 +78,7 @@ def tool_schema(game: Game[Any, Any]) -> dict[str, Any]:
     }
 
 
+LEGAL_MOVES = "Legal moves: "
 MOVE_SEPARATORS = (", ", " | ", "\n")
 """How a list of moves is joined, the first that no move contains: ``", "`` for
 every native game; ``" | "`` when a move holds a comma (``openspiel:nim``'s
@@ -99,26 +104,63 @@ def join_moves(moves: Sequence[str]) -> str:
 
 def legal_moves_line(moves: Sequence[str]) -> str:
     """The observation's ``Legal moves:`` line (lines, when moves hold ``,`` and ``|``)."""
-    return "Legal moves: " + join_moves(moves)
+    return LEGAL_MOVES + join_moves(moves)
 
 
-def _position(game: Game[Any, Any], state: Any, board: str | None) -> list[str]:
-    lines = [game.render(state) if board is None else board]
+def _position(
+    game: Game[Any, Any], state: Any, board: str | None, seat: int | None = None
+) -> list[str]:
+    if board is None:
+        board = game.render(state) if seat is None else game.observation(state, seat)
+    lines = [board]
     if game.spec.list_legal_moves:
         lines.append(legal_moves_line(game.legal_moves_text(state)))
     return lines
 
 
-def turn_observation(
-    game: Game[Any, Any], state: Any, opponent_moves: list[str], *, board: str | None = None
-) -> str:
-    """The observation before a model turn: the opponent's reply, the board.
-    ``board``, when given, is ``game.render(state)`` already made (the
-    episode's step renders a position once, for its event and this)."""
+def listed_moves(observation: str) -> list[str] | None:
+    """The legal moves an observation lists (its last ``Legal moves:`` line, read
+    as :func:`join_moves` wrote it), or ``None`` where it lists none: what a
+    scripted player picks from in a game whose observation cannot be read back
+    into a position (hidden information)."""
+    lines = observation.splitlines()
+    starts = [i for i, line in enumerate(lines) if line.startswith(LEGAL_MOVES.rstrip())]
+    if not starts:
+        return None
+    rest = lines[starts[-1]][len(LEGAL_MOVES) :]
+    if not rest.strip():  # one move per line, up to the closing line
+        return [m for m in lines[starts[-1] + 1 : -1] if m]
+    sep = " | " if "|" in rest else ", "
+    return [m for m in rest.split(sep) if m]
+
+
+def waiting_observation(opponent_moves: list[str], board: str) -> str:
+    """What a seat that is not to move sees meanwhile (several outside seats):
+    the moves since its last turn and ``board``, its view of the position."""
     lines = []
     if opponent_moves:
         lines.append("Opponent played: " + join_moves(opponent_moves) + ".")
-    lines += _position(game, state, board)
+    lines.append(board)
+    lines.append("Waiting for the opponent.")
+    return "\n".join(lines)
+
+
+def turn_observation(
+    game: Game[Any, Any],
+    state: Any,
+    opponent_moves: list[str],
+    *,
+    board: str | None = None,
+    seat: int | None = None,
+) -> str:
+    """The observation before a model turn: the opponent's reply, the board.
+    ``board``, when given, is ``game.render(state)`` already made (the
+    episode's step renders a position once, for its event and this); else
+    ``seat``'s view (``Game.observation``), or ``render`` without a seat."""
+    lines = []
+    if opponent_moves:
+        lines.append("Opponent played: " + join_moves(opponent_moves) + ".")
+    lines += _position(game, state, board, seat)
     lines.append("Your move.")
     return "\n".join(lines)
 
@@ -168,6 +210,7 @@ def final_observation(
         "forfeit": " You forfeited the game: too many invalid replies.",
         "turn_cap": " The turn limit was reached.",
         "stopped": " The game was stopped before its end.",
+        "opponent_forfeit": " Your opponent forfeited: too many invalid replies.",
     }[termination]
     lines.append(
         f"Game over: you {'drew' if result == 'draw' else ('won' if result == 'win' else 'lost')}.{reason}"

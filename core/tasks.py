@@ -23,6 +23,8 @@ from core.rng import derive_rng, derive_seed
 
 OPPONENTS = ("minimax", "random", "mcts")
 TURN_CAP_RESULTS = ("loss", "draw")
+OUTSIDE = "outside"
+"""A seat played by replies from outside core (``Task.seats``)."""
 DEFAULT_OPENING_PLIES = {"othello": 2}
 """Random plies before the model's first turn, so that games do not all start
 alike (the source walkthrough does this for Othello)."""
@@ -68,6 +70,15 @@ class Task:
     Every adapter scores by these, so a run's weights reach every framework. A
     mapping is accepted and written in that form; left out of ``to_dict`` (and so
     of the task id) while ``None``."""
+    seats: str | None = None
+    """Who plays each seat, comma-separated in player order: ``outside`` (a
+    model, a person, another checkpoint: its replies come through
+    ``Episode.step``) or a built-in bot, ``random``, ``minimax:D`` or ``mcts:L``
+    (the game's ``spec.opponents``), e.g. ``"outside,outside"`` for model
+    against model. ``model_player`` must be an outside seat (the episode's
+    first seat: ``Episode.result``, ``reward()``). ``None``: today's episode,
+    ``model_player`` outside and every other seat the task's ``opponent``;
+    left out of ``to_dict`` (and so of the task id) while ``None``."""
 
     def __post_init__(self) -> None:
         spec = _game(self.game).spec
@@ -134,6 +145,41 @@ class Task:
             except (TypeError, ValueError) as exc:
                 raise TaskError(f"reward_weights: {exc}") from None
             object.__setattr__(self, "reward_weights", text)  # one written form
+        if self.seats is not None:
+            _check(isinstance(self.seats, str), f"seats must be text, got {self.seats!r}")
+            roles = tuple(part.strip() for part in self.seats.split(","))
+            _check(
+                len(roles) == players,
+                f"seats names {len(roles)} seats; {self.game} has {players} players",
+            )
+            for role in roles:
+                if role == OUTSIDE:
+                    continue
+                kind, _, level = role.partition(":")
+                _check(
+                    kind in spec.opponents and (kind == "random") == (level == ""),
+                    f"a seat is {OUTSIDE!r} or a bot of {spec.opponents} "
+                    f"(random, minimax:D, mcts:L), got {role!r}",
+                )
+                _check(
+                    kind == "random" or (level.isdigit() and 1 <= int(level) <= 12),
+                    f"a bot seat's level must be in 1..12, got {role!r}",
+                )
+            _check(
+                roles[self.model_player] == OUTSIDE,
+                f"model_player {self.model_player} must be an outside seat, got {roles}",
+            )
+            object.__setattr__(self, "seats", ",".join(roles))  # one written form
+
+    def seat_roles(self) -> tuple[str, ...]:
+        """Each seat's role, in player order: ``"outside"`` or a bot (``"random"``,
+        ``"minimax:2"``, ``"mcts:3"``). Without ``seats``: the model's seat outside,
+        every other the task's opponent."""
+        if self.seats is not None:
+            return tuple(self.seats.split(","))
+        players = _game(self.game).spec.num_players
+        bot = "random" if self.opponent == "random" else f"{self.opponent}:{self.depth}"
+        return tuple(OUTSIDE if p == self.model_player else bot for p in range(players))
 
     def weights(self) -> dict[str, float]:
         """The rubric's weights: ``reward_weights`` or ``DEFAULT_WEIGHTS``."""
@@ -161,6 +207,8 @@ class Task:
         row = {name: getattr(self, name) for name in _FIELD_NAMES}
         if self.reward_weights is None:
             del row["reward_weights"]
+        if self.seats is None:
+            del row["seats"]
         return row
 
     @classmethod

@@ -101,6 +101,18 @@ class GameSpec:
     (``core.opponents.make_opponent``): alpha-beta needs an evaluation; MCTS runs
     the game's own ``Game.mcts`` or else core's UCT (``core.search.mcts``), which
     needs only the rules."""
+    hidden_information: bool = False
+    """Whether a player's view hides part of the position (cards, an unseen
+    board): each seat then reads ``Game.observation(state, seat)``, and the
+    observation cannot be read back into a position (scripted players pick
+    from the listed legal moves)."""
+    public_moves: bool = True
+    """Whether a player sees the moves the others make (Kuhn Poker's bets yes,
+    Phantom Tic-Tac-Toe's marks no): where not, an observation says a move was
+    made without naming it."""
+    chance: bool = False
+    """Whether the game has chance nodes (dice, dealt cards): ``chance_outcomes``
+    lists them and the episode draws each from the task's derived RNG."""
 
 
 Cell = tuple[int, int]
@@ -217,6 +229,20 @@ class Game(ABC, Generic[State, Move]):
         players use it to play from the observation text alone, as a model
         would. ``text`` may contain other lines around the board."""
         raise NotImplementedError(f"{self.spec.name} cannot read its board back")
+
+    def chance_outcomes(self, state: State) -> Sequence[tuple[Move, float]]:
+        """At a chance node (a die roll, a card dealt) every outcome with its
+        probability, in one fixed order; empty at a player's turn. The episode
+        resolves chance nodes itself, drawing from an RNG derived from the task
+        seed and the position (``core.episode``), so every rollout of a task
+        meets the same dice. Default: no chance nodes."""
+        return ()
+
+    def observation(self, state: State, player: int) -> str:
+        """The position as ``player`` sees it. A game with hidden information
+        (``spec.hidden_information``) shows only that player's view; the
+        default is ``render(state)``, the same for every player."""
+        return self.render(state)
 
     def mcts(self, state: State, level: int, rng: random.Random) -> Move:
         """A game's own Monte Carlo tree search at difficulty ``level``, drawing
