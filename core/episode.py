@@ -206,9 +206,7 @@ class Episode:
             game,
             self.state,
             self._take_seen(seat),
-            board=None
-            if self.opponent_first or seat != task.model_player
-            else self.initial_board,
+            board=None if self.opponent_first or seat != task.model_player else self.initial_board,
             seat=seat,
         )
         self._observations[seat] = self.observation
@@ -420,12 +418,13 @@ class Episode:
         return seat if seat in self._seen else self.task.model_player
 
     def _played(self, seat: int, text: str) -> None:
-        """Tell every other outside seat that ``seat`` played ``text`` (or that it
-        moved, where the game hides its moves)."""
-        seen = text if self.game.spec.public_moves else prompts.HIDDEN_MOVE
+        """Tell every other outside seat that ``seat`` played ``text`` (nothing where
+        the game hides its moves: the seat's own view shows what it learns)."""
+        if not self.game.spec.public_moves:  # not even how many tries it took
+            return
         for other in self.outside:
             if other != seat:
-                self._seen[other].append(seen)
+                self._seen[other].append(text)
 
     def _take_seen(self, seat: int) -> list[str]:
         """The moves ``seat`` has not been shown yet; from now on it has."""
@@ -510,9 +509,7 @@ class Episode:
         self.observation = self._observations[acting]
         if event is None:
             return StepResult(self.observation, True, self._breakdown.total, {})
-        return StepResult(
-            self.observation, True, self._breakdowns[acting].total, self._info(event)
-        )
+        return StepResult(self.observation, True, self._breakdowns[acting].total, self._info(event))
 
     def _info(self, event: Event) -> dict[str, Any]:
         info: dict[str, Any] = {

@@ -35,6 +35,7 @@ from core.games import family_of, list_games, make_game
 from core.games.base import Game, GameError, IllegalMoveError
 from core.opponents import MinimaxOpponent
 from core.parsing import MOVE_CLOSE, MOVE_OPEN, format_reply
+from core.prompts import listed_moves
 from core.rng import derive_rng
 
 NOISE_KINDS = ("no_tags", "two_tags", "not_a_move", "illegal")
@@ -143,6 +144,14 @@ def identify_game(text: str) -> Game[Any, Any]:
     raise ConversationError("no gamebridge game found in the system prompt")
 
 
+@dataclass(frozen=True)
+class ListedMoves:
+    """What a scripted player knows in a game with hidden information: the legal
+    moves its observation lists (its view cannot be read back into a position)."""
+
+    moves: tuple[str, ...]
+
+
 class ScriptedPlayer:
     """A deterministic player that reads the conversation like a model."""
 
@@ -166,6 +175,15 @@ class ScriptedPlayer:
         game = identify_game(system or (observations[0] if observations else ""))
         if not observations:
             raise ConversationError("no observation to read the board from")
+        if game.spec.hidden_information:  # a seat's view is no position: pick from its list
+            listed = listed_moves(observations[-1])
+            if not listed:
+                raise ConversationError("the last observation lists no legal move")
+            return (
+                game,
+                ListedMoves(tuple(listed)),
+                derive_rng(self.seed, self.policy_text, tuple(observations)),
+            )
         try:
             state = game.parse_board(observations[-1])
         except (GameError, ValueError, IndexError) as exc:
@@ -176,6 +194,8 @@ class ScriptedPlayer:
         return game, state, rng
 
     def _choose(self, game: Game[Any, Any], state: Any, rng: random.Random) -> str:
+        if isinstance(state, ListedMoves):  # hidden information: every policy plays at random
+            return rng.choice(state.moves)
         moves = list(game.legal_moves(state))
         if not moves:
             raise ConversationError("the position shown has no legal move")
@@ -189,7 +209,11 @@ class ScriptedPlayer:
 
     def _bad(self, game: Game[Any, Any], state: Any, rng: random.Random, kind: str) -> str:
         """A bad move text (``not_a_move`` or ``illegal``)."""
-        if kind == "illegal":
+        if kind == "illegal" and isinstance(state, ListedMoves):
+            for text in game.spec.move_examples:
+                if text not in state.moves:
+                    return text
+        elif kind == "illegal":
             # A well-formed move that is not legal here: a notation example
             # (taken squares, full columns) or a legal move's text reversed
             # (Wordle: a five-letter non-word).

@@ -96,7 +96,7 @@ class Task:
             f"opponent must be one of {OPPONENTS}, got {self.opponent!r}",
         )
         _check(
-            players == 1 or self.opponent in spec.opponents,
+            players == 1 or self.seats is not None or self.opponent in spec.opponents,
             f"{self.game} offers the opponents {spec.opponents}, not {self.opponent!r}",
         )
         _check(

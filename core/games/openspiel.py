@@ -74,6 +74,52 @@ EXCLUDED: dict[str, str] = {
 criteria themselves exclude chance, simultaneous-move, imperfect-information
 and more-than-two-player games)."""
 
+SEAT_GAMES: dict[str, str] = {
+    "kuhn_poker": "chance (the deal), hidden cards, public bets",
+    "leduc_poker": "chance (the deal, the public card), hidden cards, public bets",
+    "backgammon": "chance (the dice), perfect information",
+    "phantom_ttt": "hidden board: each player sees only its own marks and failed tries",
+    "dark_hex": "hidden board: each player sees only its own stones and failed tries",
+}
+"""Games with chance or hidden information that the bridge offers, each checked
+by a test (tests/games/test_openspiel_seats.py: seeded chance, and for hidden
+information that no seat's observation shows what the other seat hides). Other
+chance and imperfect-information games stay out until they are checked the
+same way (``left_out`` says so)."""
+
+HIDDEN_MOVES = frozenset({"phantom_ttt", "dark_hex"})
+"""Seat games in which a player does not see the other's moves."""
+
+ISMCTS_GAMES = frozenset({"kuhn_poker", "leduc_poker"})
+"""Hidden-information games whose pyspiel states resample from a seat's view, so
+information-set MCTS (``pyspiel.ISMCTSBot``) can play them; the others (Phantom
+Tic-Tac-Toe, Dark Hex: ``ResampleFromInfostate`` not implemented) get only the
+random opponent."""
+"""Seat games in which a player does not see the other's moves."""
+
+OBSERVATION_NOTES: dict[str, str] = {
+    "kuhn_poker": (
+        "The deck is Jack (0), Queen (1), King (2); each player antes 1 chip and is dealt "
+        "one card. Your observation shows your card, then the chips player 0 and player 1 "
+        "have put in the pot. Pass checks or folds, Bet bets or calls one chip; the higher "
+        "card wins a showdown."
+    ),
+    "leduc_poker": (
+        "A six-card deck (two suits of Jack, Queen, King); two betting rounds, a public card "
+        "dealt before the second. Your observation shows your private card and, in round 2, "
+        "the public card; a pair with the public card wins, else the higher card."
+    ),
+    "phantom_ttt": (
+        "You see only your own marks and the cells you found taken; a try on a taken cell "
+        "shows it to you and you move again."
+    ),
+    "dark_hex": (
+        "You see only your own stones and the cells you found taken; a try on a taken cell "
+        "shows it to you and you move again."
+    ),
+}
+"""A sentence on how to read a seat game's observation string (OpenSpiel's are terse)."""
+
 DEFAULT_PARAMS: dict[str, dict[str, Any]] = {
     "twixt": {"ansi_color_output": False},
 }
@@ -123,6 +169,8 @@ def _pyspiel() -> Any:
 def _qualifies(game_type: Any, pyspiel: Any) -> str | None:
     """Why a registered game type is not bridged, or ``None`` if it is."""
     t = pyspiel.GameType
+    if game_type.short_name in SEAT_GAMES:
+        return None
     if game_type.dynamics != t.Dynamics.SEQUENTIAL:
         return "not sequential (simultaneous moves)"
     if game_type.chance_mode != t.ChanceMode.DETERMINISTIC:
@@ -169,6 +217,7 @@ class _Node:
     state: Any
     legal: tuple[int, ...] | None = None
     texts: dict[int, str] | None = None
+    chance: tuple[tuple[int, float], ...] | None = None
 
 
 class OpenSpielGame(Game[OpenSpielState, int]):
@@ -215,7 +264,15 @@ class OpenSpielGame(Game[OpenSpielState, int]):
         self._cache: OrderedDict[tuple[int, ...], _Node] = OrderedDict()
         self._lock = threading.Lock()
         self._mcts_ok = game_type.reward_model == pyspiel.GameType.RewardModel.TERMINAL
+        self._hidden = game_type.information != pyspiel.GameType.Information.PERFECT_INFORMATION
+        self._has_chance = game_type.chance_mode != pyspiel.GameType.ChanceMode.DETERMINISTIC
+        if self._hidden:
+            # Plain MCTS would search the true state and see the other seat's cards;
+            # information-set MCTS needs pyspiel to resample a state from a seat's view.
+            self._mcts_ok = self._mcts_ok and short in ISMCTS_GAMES
         root = self.initial_state()
+        while self.chance_outcomes(root):  # the first decision, for the examples
+            root = self.apply(root, self.chance_outcomes(root)[0][0])
         examples = tuple(dict.fromkeys(self.legal_moves_text(root)[:3]))
         names = PLAYER_NAMES.get(short, ("Player 0", "Player 1"))[:players]
         if players == 1:
@@ -228,7 +285,8 @@ class OpenSpielGame(Game[OpenSpielState, int]):
             num_players=players,
             player_names=names,
             board_shape=_board_shape(self._game.get_parameters()),
-            max_plies=int(self._game.max_game_length()),
+            max_plies=int(self._game.max_game_length())
+            + (int(self._game.max_chance_nodes_in_history()) if self._has_chance else 0),
             move_syntax=(
                 "Write one legal move exactly as listed under 'Legal moves' "
                 "(OpenSpiel's notation, same case and spacing)."
@@ -243,11 +301,16 @@ class OpenSpielGame(Game[OpenSpielState, int]):
                     if players == 2
                     else f"Reach the best score, {self._max_u:g}, to win."
                 )
+                + (f" {OBSERVATION_NOTES[short]}" if short in OBSERVATION_NOTES else "")
             ),
             opponents=(("mcts", "random") if self._mcts_ok else ("random",))
             if players == 2
             else (),
+            hidden_information=self._hidden,
+            public_moves=short not in HIDDEN_MOVES,
+            chance=self._has_chance,
         )
+        self._short = short
 
     # --- pyspiel states -----------------------------------------------------
     def _node(self, history: tuple[int, ...]) -> _Node:
@@ -305,6 +368,39 @@ class OpenSpielGame(Game[OpenSpielState, int]):
     def apply(self, state: OpenSpielState, move: int) -> OpenSpielState:
         """The history with ``move`` appended (unchecked)."""
         return OpenSpielState((*state.history, move))
+
+    def chance_outcomes(self, state: OpenSpielState) -> tuple[tuple[int, float], ...]:
+        """OpenSpiel's chance outcomes and probabilities at a chance node (a card
+        dealt, dice rolled), in its order; empty elsewhere."""
+        if not self._has_chance:
+            return ()
+        node = self._node(state.history)
+        if node.chance is None:
+            node.chance = (
+                tuple((int(a), float(p)) for a, p in node.state.chance_outcomes())
+                if node.state.is_chance_node()
+                else ()
+            )
+        return node.chance
+
+    def observation(self, state: OpenSpielState, player: int) -> str:
+        """``player``'s view. Perfect information: ``render``. Hidden information:
+        OpenSpiel's observation string for ``player`` and the status line, and no
+        history (it holds the other seat's cards)."""
+        if not self._hidden:
+            return self.render(state)
+        node = self._node(state.history)
+        board = str(node.state.observation_string(player)).rstrip()
+        return f"{board}\n{self._status(state)}"
+
+    def information_state(self, state: OpenSpielState, player: int) -> str:
+        """OpenSpiel's information state string of ``player``: everything that
+        player knows (its cards, its own and the public moves). Tests check that a
+        seat's observation depends on nothing else. Perfect information: the
+        history, which every player knows."""
+        if not self._hidden:
+            return " ".join(str(a) for a in state.history)
+        return str(self._node(state.history).state.information_state_string(player))
 
     def is_terminal(self, state: OpenSpielState) -> bool:
         return bool(self._node(state.history).state.is_terminal())
@@ -374,7 +470,14 @@ class OpenSpielGame(Game[OpenSpielState, int]):
     def render(self, state: OpenSpielState) -> str:
         """OpenSpiel's observation string, a status line and the history."""
         node = self._node(state.history)
-        board = str(node.state.observation_string(self._to_play(state))).rstrip()
+        if self._hidden:  # every seat's cards: for logs, never a seat's observation
+            board = str(node.state).rstrip()
+        else:
+            board = str(node.state.observation_string(self._to_play(state))).rstrip()
+        history = "".join(f" {a}" for a in state.history)
+        return f"{board}\n{self._status(state)}\nHistory (OpenSpiel action ids):{history}"
+
+    def _status(self, state: OpenSpielState) -> str:
         result = self.outcome(state)
         names = self.spec.player_names
         if result is None:
@@ -385,8 +488,7 @@ class OpenSpielGame(Game[OpenSpielState, int]):
             status = "Game over: draw."
         else:
             status = f"Game over: {names[result.winner]} wins."
-        history = "".join(f" {a}" for a in state.history)
-        return f"{board}\n{status}\nHistory (OpenSpiel action ids):{history}"
+        return status
 
     def parse_board(self, text: str) -> OpenSpielState:
         """The position whose history line ``text`` shows (replayed, checked)."""
@@ -424,6 +526,18 @@ class OpenSpielGame(Game[OpenSpielState, int]):
         seed = rng.getrandbits(31)
         pyspiel = self._pyspiel
         evaluator = pyspiel.RandomRolloutEvaluator(1, seed)
+        if self._hidden:  # information-set MCTS: searches states resampled from the seat's view
+            ismcts = pyspiel.ISMCTSBot(
+                seed,
+                evaluator,
+                MCTS_UCT_C,
+                mcts_simulations(level),
+                -1,
+                pyspiel.ISMCTSFinalPolicyType.MAX_VISIT_COUNT,
+                False,
+                False,
+            )
+            return int(ismcts.step(self._node(state.history).state))
         bot = pyspiel.MCTSBot(
             self._game,
             evaluator,

@@ -23,6 +23,7 @@ import difflib
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
@@ -62,6 +63,16 @@ def _cell(text: str) -> str:
     return "`" + text.replace("|", "\\|").replace("`", "'") + "`"
 
 
+def _chance(game: Any, state: Any, rng: Any) -> Any:
+    """At a chance node, an outcome drawn by its probability (``None`` elsewhere);
+    a chance outcome counts as a ply here, as in OpenSpiel's history."""
+    outcomes = game.chance_outcomes(state)
+    if not outcomes:
+        return None
+    moves, weights = zip(*outcomes, strict=True)
+    return rng.choices(moves, weights)[0]
+
+
 def row(name: str) -> Row:
     """The table row of one bridged game (deterministic)."""
     from core import make_game
@@ -75,7 +86,8 @@ def row(name: str) -> Row:
         rng = derive_rng("openspiel-table", name, "random", index)
         state, plies = game.initial_state(), 0
         while not game.is_terminal(state) and plies < RANDOM_PLY_CAP:
-            state = game.apply(state, rng.choice(game.legal_moves(state)))
+            move = _chance(game, state, rng)
+            state = game.apply(state, rng.choice(game.legal_moves(state)) if move is None else move)
             plies += 1
         lengths.append(plies)
     typical = f"{sum(lengths) / len(lengths):.0f}"
@@ -91,11 +103,16 @@ def row(name: str) -> Row:
             while not game.is_terminal(state) and plies < MATCH_PLY_CAP:
                 player = mcts if game.to_play(state) == side else rand
                 rng = derive_rng("openspiel-table", name, "match", index, state)
-                state = game.apply(state, player.choose(game, state, rng))
+                chance = _chance(game, state, rng)
+                if chance is None:
+                    chance = player.choose(game, state, rng)
+                state = game.apply(state, chance)
                 plies += 1
             outcome = game.outcome(state)
             tally["draw" if outcome is None else outcome.result_for(side)] += 1
         match = f"{tally['win']}-{tally['draw']}-{tally['loss']}"
+    elif spec.num_players == 2 and spec.hidden_information:
+        match = "no MCTS (hidden information, no resampling: random only)"
     elif spec.num_players == 2:
         match = "no MCTS (rewards before the end)"
     return Row(
