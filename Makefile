@@ -181,9 +181,10 @@ play: setup-venv ## The play page: play any game, watch the scripted model, repl
 bench: setup ## Benchmarks vs OpenSpiel, the bare Episode and each server's floor (minutes); rewrites docs/performance.md.
 	$(PY) -m bench.run $(BENCH_ARGS)
 
-fuzz: setup-venv ## Run the fuzzers (tests/fuzz/run.py).
+fuzz: setup-venv ## Run the fuzzers (tests/fuzz/run.py: replies; tests/fuzz/bodies.py: request bodies, every server, never a 5xx).
 	@test -f tests/fuzz/run.py || { echo "fuzz: tests/fuzz/run.py does not exist yet" >&2; exit 1; }
 	$(PY) tests/fuzz/run.py
+	$(PY) tests/fuzz/bodies.py
 
 FAULTS_ARGS ?=
 faults: setup ## Kill every server kind and inject every endpoint fault over every framework (long); then 2,000 abandoned OpenEnv sessions.

@@ -11,7 +11,9 @@ shared helpers that import nothing but the standard library).
   Unicode, so no reply could echo it as UTF-8 JSON (FastAPI's encoder raised, a 500);
 * 400 for a body nesting arrays or objects deeper than :data:`MAX_JSON_DEPTH`
   (:func:`too_deep`, before any parser runs: Python's ``json`` raised
-  ``RecursionError`` on 100,000 nested ``[``, a 500).
+  ``RecursionError`` on 100,000 nested ``[``, a 500);
+* 400 for ``NaN``, ``Infinity`` or ``1e999`` in a body (:func:`non_finite`: Python
+  reads them, no JSON reply can carry them back: FastAPI's error reply raised, a 500).
 
 Also: ``harden`` (every server's limits on its framework's app, in one call),
 ``send_json`` (a whole JSON response), ``refusal`` (an exception handler
@@ -58,6 +60,43 @@ def too_deep(body: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
         return False
     steps = _JSON_STRING.sub(b"", body).translate(None, _NOT_BRACKETS).translate(_STEPS)
     return max(accumulate(array.array("b", steps)), default=0) > limit
+
+
+_NON_FINITE_HINT = re.compile(rb"NaN|Infinity|[0-9][eE]\+?[0-9]{3}")
+
+
+class _NotFinite(ValueError):
+    pass
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _NotFinite(name)
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise _NotFinite(text)
+    return value
+
+
+def non_finite(body: bytes) -> bool:
+    """Whether a JSON body holds ``NaN``, ``Infinity`` or a number no float holds
+    (``1e999``): Python's ``json`` reads them, but no JSON reply can echo them back
+    (FastAPI's error reply raised, a 500). Parsed only when such a token appears.
+
+    >>> non_finite(b'{"seed": NaN}'), non_finite(b'{"seed": 1e999}'), non_finite(b'{"a": "NaN"}')
+    (True, True, False)
+    """
+    if not _NON_FINITE_HINT.search(body):
+        return False
+    try:
+        json.loads(body, parse_constant=_refuse_constant, parse_float=_finite_float)
+    except _NotFinite:
+        return True
+    except ValueError:  # not JSON at all: the app's own 4xx says so
+        return False
+    return False
 
 
 def has_lone_surrogate(body: bytes) -> bool:
@@ -123,6 +162,7 @@ class BodyLimitMiddleware:
     TOO_BIG = "body_too_large"
     SURROGATE = "lone_surrogate"
     TOO_DEEP = "too_deep"
+    NOT_FINITE = "not_finite"
     """The ``code`` handed to :meth:`refuse` for each refusal."""
 
     def __init__(self, app: ASGIApp, max_body_bytes: int) -> None:
@@ -170,6 +210,14 @@ class BodyLimitMiddleware:
                 400,
                 f"the JSON body nests arrays or objects deeper than {MAX_JSON_DEPTH} levels",
                 self.TOO_DEEP,
+            )
+            return
+        if non_finite(body):
+            await self.refuse(
+                send,
+                400,
+                "the JSON body holds NaN, Infinity or a number beyond a float (not JSON)",
+                self.NOT_FINITE,
             )
             return
         if has_lone_surrogate(body):

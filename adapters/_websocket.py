@@ -41,6 +41,7 @@ from adapters._asgi import (
     Receive,
     Scope,
     Send,
+    non_finite,
     too_deep,
 )
 from adapters._reclaim import Reclaimer
@@ -161,6 +162,9 @@ def objects_only(receive: Receive, send: Send, limits: WebSocketLimits) -> Recei
                     NOT_OBJECT,
                     f"a message must nest arrays and objects at most {MAX_JSON_DEPTH} deep",
                 )
+                continue
+            if text is not None and non_finite(text.encode("utf-8", "surrogatepass")):
+                await refuse(NOT_OBJECT, "a message must not hold NaN, Infinity or 1e999")
                 continue
             if text is not None:
                 if text.lstrip()[:1] == "{":

@@ -124,6 +124,8 @@ HTTP_CASES: list[tuple[str, str, str, Any, int, str]] = [
     (OE, "POST", "/reset", {"task": {"game": "nim", "seed": -1}}, 422, SEED_RULE),
     (OE, "POST", "/reset", {"seed": 2**70}, 422, SEED_RULE),
     (OE, "POST", "/reset", NESTED, 400, "deeper than 64"),
+    (OE, "POST", "/reset", b'{"seed": NaN}', 400, "NaN, Infinity"),  # the error reply raised
+    (OE, "POST", "/reset", b'{"task": {"seed": 1e999}}', 400, "beyond a float"),
     (OE, "POST", "/step", {"action": {"reply": "<move>4</move>"}}, 409, "call reset"),
     (OE, "POST", "/step", {"action": {"reply": 1}}, 422, "valid string"),
     (OE, "POST", "/step", {"action": {"reply": "a", "move": "b"}}, 422, "exactly one"),
@@ -141,6 +143,7 @@ HTTP_CASES: list[tuple[str, str, str, Any, int, str]] = [
     (GYM, "POST", "/reset", {**ROW, "task": "tictactoe"}, 422, "task must be a task row"),
     (GYM, "POST", "/reset", {**ROW, "task": {**ROW["task"], "seed": -1}}, 422, SEED_RULE),
     (GYM, "POST", "/reset", NESTED, 400, "deeper than 64"),
+    (GYM, "POST", "/step", b'{"task": {"seed": Infinity}, "response": 1}', 400, "NaN, Infinity"),
     (GYM, "POST", "/step", {**ROW, "response": 5}, 422, "response"),
     (
         GYM,
@@ -282,6 +285,7 @@ def test_openenv_ws_errors_are_replies_and_the_session_survives(
         _error(_ask(ws, "[1, 2]"), "INVALID_JSON", "must be a JSON object, not list")
         _error(_ask(ws, "5"), "INVALID_JSON", "must be a JSON object, not int")
         _error(_ask(ws, NESTED.decode()), "INVALID_JSON", "at most 64 deep")
+        _error(_ask(ws, '{"type": "reset", "data": {"seed": NaN}}'), "INVALID_JSON", "NaN")
         _error(_ask(ws, '{"type": "reset", "data": ' + "[" * 99_000), "INVALID_JSON", "64 deep")
         ws.send(b'{"type": "state"}')
         _error(json.loads(ws.recv(timeout=TIMEOUT)), "INVALID_JSON", "text frame")
