@@ -1,4 +1,4 @@
-"""Runs that survive faults (issue 15), on the OpenEnv, NeMo Gym and Verifiers paths.
+"""Runs that survive faults (issue 15), on the OpenEnv, NeMo Gym, Verifiers and ORS paths.
 
 One scenario per framework, on small Tic-Tac-Toe runs behind a slow fault proxy:
 the environment server is killed mid-run (restarted once, its episodes failed),
@@ -33,7 +33,8 @@ from faultkit import (
 )
 
 from core.tasks import make_tasks
-from rollouts.drivers import driver_status
+from rollouts.drivers import driver_status, get_driver
+from rollouts.drivers.base import TOOLS
 from rollouts.drivers.core import CoreDriver
 from rollouts.evaluation.records import read_run
 
@@ -46,6 +47,7 @@ ENV_SERVER = {
     "openenv": "adapters.openenv",
     "nemo_gym": "adapters.nemo_gym --style",
     "verifiers": None,  # Verifiers runs its environment in process: no server to kill
+    "ors": "adapters.ors",  # from .venv: in the .venv-ors child's process group
 }
 
 
@@ -66,9 +68,11 @@ def _essence(rec: Any) -> dict[str, Any]:
     }
 
 
-def _reference(url: str) -> dict[int, dict[str, Any]]:
+def _reference(url: str, framework: str = "core") -> dict[int, dict[str, Any]]:
+    """Core's records for the run's tasks, in ``framework``'s mode (text or tools)."""
     tasks = make_tasks(n=N, seed=0, game="tictactoe", num_groups=4)
-    records = CoreDriver().run(tasks, base_url=url, model="scripted")
+    tools = get_driver(framework).mode == TOOLS
+    records = CoreDriver(use_tools=tools).run(tasks, base_url=url, model="scripted")
     return {r.index: _essence(r) for r in records if r.index is not None}
 
 
@@ -78,6 +82,7 @@ def _reference(url: str) -> dict[int, dict[str, Any]]:
         "openenv",  # make test; the other two paths in `make faults` (each ~40 s)
         pytest.param("nemo_gym", marks=[pytest.mark.nemo, pytest.mark.slow]),
         pytest.param("verifiers", marks=pytest.mark.slow),
+        pytest.param("ors", marks=pytest.mark.slow),
     ],
 )
 def test_kills_mid_run_lose_nothing_and_resume_completes(framework: str, tmp_path: Path) -> None:
@@ -120,7 +125,7 @@ def test_kills_mid_run_lose_nothing_and_resume_completes(framework: str, tmp_pat
     assert any(r.error for r in run.records.values())
 
     with policy_server(POLICY, port=port) as srv:
-        reference = _reference(srv.base_url + "/v1")
+        reference = _reference(srv.base_url + "/v1", framework)
         with FaultProxy(srv.base_url + "/v1", delay=0.15) as proxy:
             argv = eval_argv(framework, N, out, proxy.url, "--concurrency", "2", *CALL)
             before = len(read_run(out).finished())
