@@ -135,7 +135,9 @@ class BoardView:
     cell belongs to at most one move); ``other_moves`` are the legal moves no
     cell stands for (Othello's ``pass``). ``typed`` games take their moves as
     typed text instead (Wordle: ``moves`` is empty). ``to_play`` is the
-    player to move, ``None`` once the game is over.
+    player to move, ``None`` once the game is over. ``highlight`` names the
+    cells to emphasise, such as a finished game's winning line (empty when
+    there is none to show).
     """
 
     cells: tuple[tuple[str, ...], ...]
@@ -146,6 +148,7 @@ class BoardView:
     to_play: int | None = None
     row_labels: tuple[str, ...] = ()
     col_labels: tuple[str, ...] = ()
+    highlight: tuple[Cell, ...] = ()
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -173,6 +176,7 @@ class BoardView:
             "to_play": self.to_play,
             "row_labels": list(self.row_labels),
             "col_labels": list(self.col_labels),
+            "highlight": [list(c) for c in self.highlight],
         }
 
 

@@ -325,6 +325,7 @@ class ConnectFour(Game[ConnectFourState, int]):
             moves=moves,
             to_play=None if self.is_terminal(state) else self.to_play(state),
             col_labels=tuple(str(c + 1) for c in range(WIDTH)),
+            highlight=_four_cells(x) or _four_cells(o),
         )
 
     def parse_board(self, text: str) -> ConnectFourState:
@@ -388,3 +389,17 @@ class ConnectFour(Game[ConnectFourState, int]):
             - (theirs & BB_CENTRE).bit_count()
         )
         return score / (abs(score) + 20)
+
+
+def _four_cells(discs: Bitboard) -> tuple[tuple[int, int], ...]:
+    """The cells (display row, column; row 0 the top) of one four-in-a-row in
+    ``discs``, or ``()``. Shifts 1, 7, 6, 8 are vertical, horizontal and the two
+    diagonals in the ``col * 7 + row`` layout (the sentinel row breaks wraps)."""
+    for d in (1, _H1, _H1 - 1, _H1 + 1):
+        starts = discs & (discs >> d) & (discs >> 2 * d) & (discs >> 3 * d)
+        if starts:
+            bit = (starts & -starts).bit_length() - 1
+            return tuple(
+                (HEIGHT - 1 - (b % _H1), b // _H1) for b in (bit + k * d for k in range(4))
+            )
+    return ()

@@ -228,6 +228,15 @@ class TicTacToe(Game[TicTacToeState, int]):
             marks=tuple(tuple(marks[r * 3 : r * 3 + 3]) for r in range(3)),
             moves=tuple((str(m), ((m // 3, m % 3),)) for m in self.legal_moves(state)),
             to_play=None if over else self.to_play(state),
+            highlight=next(
+                (
+                    tuple((i // 3, i % 3) for i in range(9) if line >> i & 1)
+                    for line in LINES
+                    for side in (x, o)
+                    if side & line == line
+                ),
+                (),
+            ),
         )
 
     def parse_board(self, text: str) -> TicTacToeState:

@@ -159,3 +159,29 @@ def test_no_move_left_error_names_the_move_the_seat_just_played() -> None:
     with pytest.raises(NoMoveLeftError) as first:
         Episode({"game": "nim", "model_player": 1}, opponent=MoveListOpponent()).reset()
     assert first.value.move is None
+
+
+@pytest.mark.parametrize(
+    ("game", "moves", "line"),
+    [
+        ("tictactoe", "0 3 1 4 2", [(0, 0), (0, 1), (0, 2)]),
+        ("tictactoe", "2 0 4 1 6", [(0, 2), (1, 1), (2, 0)]),
+        ("connect_four", "1 2 1 2 1 2 1", [(5, 0), (4, 0), (3, 0), (2, 0)]),
+        ("connect_four", "1 1 2 2 3 3 4", [(5, 0), (5, 1), (5, 2), (5, 3)]),
+        # a rising diagonal for X: (5,0) (4,1) (3,2) (2,3)
+        ("connect_four", "1 2 2 3 3 4 3 4 4 7 4", [(5, 0), (4, 1), (3, 2), (2, 3)]),
+    ],
+)
+def test_a_finished_games_winning_line_is_highlighted(
+    game: str, moves: str, line: list[tuple[int, int]]
+) -> None:
+    g = make_game(game)
+    state = g.initial_state()
+    for text in moves.split():
+        assert g.board_view(state).highlight == ()  # nothing before the win
+        state = g.play(state, text)
+    assert g.is_terminal(state)
+    view = g.board_view(state)
+    assert sorted(view.highlight) == sorted(line)
+    assert all(view.marks[r][c] == "p0" for r, c in view.highlight)
+    assert view.to_dict()["highlight"] == [list(c) for c in view.highlight]

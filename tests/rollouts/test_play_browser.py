@@ -616,3 +616,26 @@ def test_nim_hover_shows_every_stone_a_move_takes_and_othello_counts_discs(
     assert sorted(shown) == sorted(taken)
     _setup(pg, "play", "othello", opponent="random", seed="1")
     assert "Discs: Black 2, White 2." in pg.inner_text("#status")
+
+
+def test_the_winning_line_is_highlighted(page: Page, server: str) -> None:
+    pg = page.open()
+    _setup(pg, "play", "tictactoe", opponent="minimax", depth="6", seed="1")
+    for wish in ["1", "3", "5", "7", "8", "0", "2", "6"]:  # a poor game: the opponent wins
+        status, renders, offered = pg.evaluate(_STATE_JS)
+        if status == "over":
+            break
+        move = wish if wish in offered else offered[0]
+        pg.click(f"#board [data-move='{move}']")
+        pg.wait_for_function(
+            f"document.body.getAttribute('data-renders') !== '{renders}' && "
+            "document.body.getAttribute('data-busy') === '0'"
+        )
+    view = _session(server, pg)
+    assert view["done"] and view["result"] == "loss"
+    shown = [
+        [int(c.get_attribute("data-row")), int(c.get_attribute("data-col"))]
+        for c in pg.query_selector_all("#board .cell.win")
+    ]
+    assert len(shown) == 3 and sorted(shown) == sorted(view["board"]["highlight"])
+    page.shot("play-tictactoe-winning-line")

@@ -178,6 +178,8 @@
     $('board-wrap').hidden = generic;
     $('board-text').hidden = !generic;
     $('board-text').textContent = generic ? (boardText || '') : '';
+    var winCells = {};
+    (board.highlight || []).forEach(function (rc) { winCells[rc[0] + ',' + rc[1]] = true; });
     var lastCells = {};
     ((last && last.cells) || []).forEach(function (rc) { lastCells[rc[0] + ',' + rc[1]] = true; });
     var size = cellSize(board);
@@ -189,7 +191,7 @@
         var cell = el('button', {type: 'button', 'data-row': String(r), 'data-col': String(c)},
           board.cells[r][c]);
         cell.className = 'cell' + (board.marks[r][c] ? ' mark-' + board.marks[r][c] : '') +
-          (lastCells[r + ',' + c] ? ' last' : '');
+          (lastCells[r + ',' + c] ? ' last' : '') + (winCells[r + ',' + c] ? ' win' : '');
         if (move !== undefined) {
           cell.classList.add('legal');
           cell.setAttribute('data-move', move);
