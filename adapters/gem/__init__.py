@@ -156,3 +156,99 @@ def register(games: Iterable[str] = ()) -> None:
     for game in (*list_games(), *games):
         if ID_PREFIX + game not in ENV_REGISTRY:
             gem.register(ID_PREFIX + game, GameEnv, game=game)
+
+
+def _multi_agent_base() -> Any:
+    _import_gem()
+    from gem.multiagent import AgentSelector, MultiAgentEnv
+
+    return AgentSelector, MultiAgentEnv
+
+
+_AgentSelector, _MultiAgentEnv = _multi_agent_base()
+
+
+def agent_name(seat: int) -> str:
+    """GEM's name of an outside seat: ``player_0``, ``player_1``."""
+    return f"player_{seat}"
+
+
+class _SeatToMove(_AgentSelector):  # type: ignore[misc]  # gem has no type stubs
+    """GEM's turn order, answered by core: the one active agent is the seat core
+    says is to move (a seat may move twice running: a retry after an invalid reply,
+    Phantom Tic-Tac-Toe's try on a taken cell), never a fixed rotation."""
+
+    def __init__(self, env: GameMultiAgentEnv) -> None:
+        super().__init__([], mode="sequential")
+        self._env = env
+
+    def get_active_agents(self) -> list[str]:
+        seat = self._env.episode.to_move
+        return [] if seat is None else [agent_name(seat)]
+
+    def next(self) -> None:  # core, not a rotation, says who moves next
+        pass
+
+
+# rosetta: several agents: `gem.multiagent.MultiAgentEnv` (`GameMultiAgentEnv`): one agent per outside seat, `step({agent: reply})` for the seat to move, `observe(agent)` its own view
+class GameMultiAgentEnv(_MultiAgentEnv):  # type: ignore[misc]  # gem has no type stubs
+    """A game with several outside seats as GEM's multi-agent env (its
+    PettingZoo-style ``MultiAgentEnv``): ``possible_agents`` are the task's outside
+    seats (``player_0``, ``player_1``), ``step({agent: reply})`` takes the reply of
+    the one active agent (the seat core says is to move), ``observe(agent)`` is that
+    seat's own view (``Episode.observation_for``: never the other's cards). Rewards
+    are 0 until the end, then each seat's rubric total (zero-sum where the game
+    is). The task needs ``seats`` (e.g. ``"outside,outside"``)."""
+
+    def __init__(self, task: Mapping[str, Any] | Task) -> None:
+        super().__init__()
+        self.task = task if isinstance(task, Task) else Task.from_dict(task)
+        if self.task.seats is None:
+            raise ValueError("a multi-agent env needs a task with seats, e.g. 'outside,outside'")
+        self.episode = Episode(self.task)
+        self.possible_agents = [agent_name(s) for s in self.episode.outside]
+        self.agent_selector = _SeatToMove(self)
+
+    def _seat(self, agent: str) -> int:
+        return self.episode.outside[self.possible_agents.index(agent)]
+
+    def reset(self, seed: int | None = None) -> tuple[dict[str, str], dict[str, Any]]:
+        if seed is not None:  # not GEM's seeding: every random choice comes from the task
+            self.task = dataclasses.replace(self.task, seed=seed)
+        self.episode = Episode(self.task)
+        self.episode.reset()
+        observations, _ = super().reset()
+        infos = {
+            agent: {
+                "system_prompt": self.episode.system_prompt_for(self._seat(agent)),
+                "to_move": self.episode.to_move,
+            }
+            for agent in self.agents
+        }
+        return observations, infos
+
+    def observe(self, agent: str) -> str:
+        return self.episode.observation_for(self._seat(agent))
+
+    def _process_actions(
+        self, actions: dict[str, str]
+    ) -> tuple[dict[str, str], dict[str, float], dict[str, bool], dict[str, bool], dict[str, Any]]:
+        (agent, reply), *rest = actions.items()
+        if rest:  # GEM checked that only the active agent acted
+            raise ValueError(f"one seat moves at a time, got actions for {sorted(actions)}")
+        result = self.episode.step(reply)
+        done = result.done
+        agents = list(self.agents)
+        rewards = {a: self.episode.reward_for(self._seat(a)).total if done else 0.0 for a in agents}
+        infos: dict[str, Any] = {a: {"to_move": self.episode.to_move} for a in agents}
+        infos[agent].update(result.info)
+        if done:
+            trajectory = self.episode.to_dict()
+            for a in agents:
+                infos[a]["trajectory"] = trajectory
+                infos[a]["result"] = str(self.episode.results[self._seat(a)])
+        observations = {a: self.observe(a) for a in agents}
+        self.terminations = dict.fromkeys(agents, done)
+        truncated = done and self.episode.termination == "turn_cap"
+        self.truncations = dict.fromkeys(agents, truncated)
+        return observations, rewards, dict(self.terminations), dict(self.truncations), infos
