@@ -489,6 +489,7 @@ def _tasks(args: argparse.Namespace, game: str) -> list[Any]:
             args.max_rmp,
             opponent=getattr(args, "opponent", None),
             depth=getattr(args, "depth", None),
+            seats=getattr(args, "seats", None),
         )
     except TaskError as e:
         raise UsageError(f"{game}: {e}") from None
@@ -529,6 +530,12 @@ def _add_common(p: argparse.ArgumentParser, policy_default: str) -> None:
         type=_depth,
         default=None,
         help="the opponent's search depth (mcts: its level), 1..12 (default: 2)",
+    )
+    p.add_argument(
+        "--seats",
+        default=None,
+        help="who plays each seat, e.g. outside,outside (the endpoint in both seats, one "
+        "conversation each: self-play) or outside,mcts:2; core driver, text mode",
     )
     p.add_argument("--min-rmp", type=float, default=0.0, help="min opponent random_move_prob")
     p.add_argument("--max-rmp", type=float, default=1.0, help="max opponent random_move_prob")
@@ -611,6 +618,11 @@ def _run_eval(args: argparse.Namespace) -> int:
     if args.resume and not args.out:
         raise UsageError("--resume needs --out FILE (the records file to complete)")
     tasks = _tasks(args, args.game)
+    if getattr(args, "seats", None) and args.framework != "core":
+        raise UsageError(
+            f"--seats: the {args.framework} driver plays one outside seat; use --framework core "
+            "(GEM's multi-agent env is in-process: docs/two-seats.md)"
+        )
     _check_endpoint(args)
     driver = get_driver(args.framework)
     driver.call_policy = _call_policy(args)

@@ -258,6 +258,18 @@ class ClientSession(ABC):
         """The trajectory so far, where the client can tell (core only)."""
         return None
 
+    supports_seats: ClassVar[bool] = False
+    """Whether the session plays a task with several outside seats (``Task.seats``),
+    one conversation per seat (:meth:`seat`, :meth:`opening`)."""
+
+    def seat(self) -> int | None:
+        """The outside seat to move, in a task with several; ``None``: one conversation."""
+        return None
+
+    def opening(self, seat: int) -> list[dict[str, Any]]:
+        """The chat ``seat`` reads first (its system prompt and its own view)."""
+        raise DriverError(f"{type(self).__name__} plays one seat")
+
     def close(self) -> None:  # noqa: B027 (most sessions hold nothing to close)
         """End the client's side of the episode (idempotent)."""
 
@@ -560,8 +572,18 @@ class Driver(ABC):  # noqa: B024 (abstract by contract: override run_batch or ru
         does ``ctx.framework_cap`` model turns, unless the framework caps itself."""
         clock = StepClock()
         clock.partial = session.partial  # a failure record keeps the trajectory so far
+        if getattr(task, "seats", None) is not None and not (
+            session.supports_seats and session.mode == TEXT
+        ):
+            raise DriverError(
+                f"{self.name} plays one outside seat (in text mode, core plays several)"
+            )
         with session:
             messages = session.open(task)
+            first = session.seat()
+            chats = {}  # several outside seats: one conversation per seat
+            if first is not None:
+                messages = chats[first] = session.opening(first)
             done = False
             while not done:
                 cap = ctx.framework_cap
@@ -580,7 +602,11 @@ class Driver(ABC):  # noqa: B024 (abstract by contract: override run_batch or ru
                     turn = session.send(completion.text)
                     reply = {"role": "user"}
                 done = turn.done
-                if not done:
+                seat = session.seat()
+                if not done and seat is not None and seat not in chats:
+                    messages = chats[seat] = session.opening(seat)
+                elif not done:
+                    messages = messages if seat is None else chats[seat]
                     messages.append({**reply, "content": turn.observation})
             trajectory, reward = session.result()
         return make_record(

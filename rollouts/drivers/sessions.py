@@ -101,6 +101,17 @@ class CoreSession(ClientSession):
     def partial(self) -> dict[str, Any] | None:
         return self.episode.to_dict()
 
+    supports_seats = True
+
+    def seat(self) -> int | None:
+        return self.episode.to_move if self.episode.several else None
+
+    def opening(self, seat: int) -> list[Message]:
+        return [
+            {"role": "system", "content": self.episode.system_prompt_for(seat)},
+            {"role": "user", "content": self.episode.observation_for(seat)},
+        ]
+
 
 class GemSession(ClientSession):
     """``gem.make("gamebridge/<game>", task=...)``: reset, then ``step(text)``.

@@ -54,12 +54,19 @@ def make_tasks(
     *,
     opponent: str | None = None,
     depth: int | None = None,
+    seats: str | None = None,
 ) -> list[Any]:
     """``n`` tasks of ``game`` in four difficulty groups; ``opponent``/``depth``
-    (``None``: the task defaults, as ``core.tasks.make_tasks`` chooses them)."""
+    (``None``: the task defaults, as ``core.tasks.make_tasks`` chooses them);
+    ``seats`` (``Task.seats``), the model's seat then the first outside one."""
+    from core.tasks import OUTSIDE
     from core.tasks import make_tasks as make
 
     overrides: dict[str, Any] = {}
+    if seats is not None:
+        roles = [r.strip() for r in seats.split(",")]
+        overrides["seats"] = seats
+        overrides["model_player"] = roles.index(OUTSIDE) if OUTSIDE in roles else 0
     if opponent is not None:
         overrides["opponent"] = opponent
     if depth is not None:
