@@ -1,5 +1,17 @@
 """The OpenSpiel bridge: any sequential, deterministic, perfect-information
-OpenSpiel game for one or two players, as a gamebridge ``Game``.
+OpenSpiel game for one or two players, as a gamebridge ``Game``; and the games
+of chance or hidden information in ``SEAT_GAMES`` (Kuhn and Leduc poker,
+backgammon, Phantom Tic-Tac-Toe, Dark Hex).
+
+Chance and hidden information
+-----------------------------
+A chance node's outcomes come from ``chance_outcomes`` and the episode draws
+them (core's RNG from the task seed and the position), never pyspiel. In a
+hidden-information game ``observation(state, player)`` is pyspiel's observation
+string for that player and a status line, without the history (which holds the
+other's cards); ``render`` is the full state, for logs. Information-set MCTS
+(``pyspiel.ISMCTSBot``) is the MCTS opponent where pyspiel can resample a state
+from a player's view (``ISMCTS_GAMES``); elsewhere only ``random`` is offered.
 
 Overview
 --------

@@ -334,7 +334,7 @@ def _bad_inputs(tmp: Path, busy_port: int) -> list[tuple[list[str], str, dict[st
     if importlib.util.find_spec("pyspiel") is not None:
         cases += [
             (["eval", "--game", "openspiel:nope"], "unknown OpenSpiel game 'nope'", {}),
-            (["eval", "--game", "openspiel:backgammon"], "has chance events", {}),
+            (["eval", "--game", "openspiel:liars_dice"], "has chance events", {}),
             (["eval", "--game", "openspiel:go(board_size=x)"], "OpenSpiel cannot load", {}),
             (
                 ["eval", "--game", "openspiel:tic_tac_toe", "--opponent", "minimax"],
