@@ -94,18 +94,42 @@ def tool_arguments(event: Mapping[str, Any]) -> Any:
     return event["reply"] if event.get("error") == "format" else {"move": event["reply"]}
 
 
+def seat_view(trajectory: Mapping[str, Any], seat: int | None = None) -> Mapping[str, Any]:
+    """A trajectory as one outside seat lived it. A trajectory with several
+    outside seats (``Task.seats``: a ``seats`` entry) interleaves them; this keeps
+    ``seat``'s events (default: the model's seat, ``model_player``), its system
+    prompt and its own last observation, so the other functions here read one
+    seat's conversation. A one-seat trajectory comes back as it is."""
+    if "seats" not in trajectory:
+        return trajectory
+    seat = int(trajectory["model_player"]) if seat is None else seat
+    task = Task.from_dict(trajectory["task"], strict=False)
+    return {
+        **{k: v for k, v in trajectory.items() if k != "seats"},
+        "model_player": seat,
+        "system_prompt": system_prompt(make_game(task.game), task, seat=seat),
+        "events": [e for e in trajectory.get("events") or [] if e.get("seat") == seat],
+        "observation": trajectory["seats"]["observations"][str(seat)],
+    }
+
+
 def system_prompt_of(trajectory: Mapping[str, Any], *, tools: bool) -> str:
     """The system prompt the model read: the recorded one in text mode, the
     tool-mode prompt of the trajectory's task otherwise."""
+    trajectory = seat_view(trajectory)
     if not tools:
         return str(trajectory["system_prompt"])
     task = Task.from_dict(trajectory["task"], strict=False)
-    return system_prompt(make_game(task.game), task, tools=True)
+    return system_prompt(
+        make_game(task.game), task, tools=True, seat=int(trajectory["model_player"])
+    )
 
 
 def observations(trajectory: Mapping[str, Any]) -> list[str]:
     """Every observation in order: the one each reply answered, then the one
-    after the last reply (the final observation once the game is over)."""
+    after the last reply (the final observation once the game is over); one
+    seat's (:func:`seat_view`) where the trajectory has several."""
+    trajectory = seat_view(trajectory)
     events = list(trajectory.get("events") or [])
     missing = [i + 1 for i, e in enumerate(events) if "observation" not in e]
     if missing or "observation" not in trajectory:
@@ -122,14 +146,20 @@ def final_observation(trajectory: Mapping[str, Any]) -> str:
 
 
 def messages(
-    trajectory: Mapping[str, Any], *, tools: bool | None = None, closing: bool = False
+    trajectory: Mapping[str, Any],
+    *,
+    tools: bool | None = None,
+    closing: bool = False,
+    seat: int | None = None,
 ) -> list[dict[str, Any]]:
     """The chat messages of a recorded episode, as the model saw and said them.
 
     ``tools``: tool mode (default: :func:`tool_mode`). The observation after
     the last reply is left out once the game is over (the model never answered
     it), unless ``closing``: then it follows, as a tool result in tool mode.
-    Tool calls get the ids ``call_<turn>``."""
+    Tool calls get the ids ``call_<turn>``. ``seat``: with several outside seats,
+    whose conversation (:func:`seat_view`; default the model's seat)."""
+    trajectory = seat_view(trajectory, seat)
     tools = tool_mode(trajectory) if tools is None else tools
     seen = observations(trajectory)
     out = opening(system_prompt_of(trajectory, tools=tools), seen[0])
@@ -198,6 +228,7 @@ __all__ = [
     "observation",
     "observations",
     "opening",
+    "seat_view",
     "system",
     "system_prompt_of",
     "tool_arguments",

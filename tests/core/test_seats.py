@@ -141,3 +141,30 @@ def test_seats_reach_the_task_id_only_when_set() -> None:
     assert seated.seats == "outside,outside" and seated.task_id != plain.task_id
     assert Task.from_dict(seated.to_dict()) == seated
     assert plain.seat_roles() == ("outside", "minimax:2")
+
+
+def test_each_seat_has_its_own_recorded_conversation() -> None:
+    from core import conversation
+
+    pytest.importorskip("pyspiel")
+    episode = Episode(Task(game="openspiel:kuhn_poker", seed=2, seats="outside,outside"))
+    episode.reset()
+    chats: dict[int, list[dict[str, str]]] = {
+        s: [{"role": "system", "content": episode.system_prompt_for(s)}] for s in (0, 1)
+    }
+    player = ScriptedPlayer("random", seed=4)
+    while not episode.done:
+        seat = episode.to_move
+        assert seat is not None
+        chats[seat].append({"role": "user", "content": episode.observation_for(seat)})
+        reply = player.reply(chats[seat])
+        chats[seat].append({"role": "assistant", "content": reply})
+        episode.step(reply)
+    trajectory = episode.to_dict()
+    for seat in (0, 1):
+        recorded = conversation.messages(trajectory, seat=seat)
+        assert [(m["role"], m["content"]) for m in recorded] == [
+            (m["role"], m["content"]) for m in chats[seat]
+        ]
+    assert conversation.messages(trajectory) == conversation.messages(trajectory, seat=0)
+    assert "you" in conversation.final_observation(trajectory)
