@@ -92,6 +92,7 @@ SEAT_GAMES: dict[str, str] = {
     "backgammon": "chance (the dice), perfect information",
     "phantom_ttt": "hidden board: each player sees only its own marks and failed tries",
     "dark_hex": "hidden board: each player sees only its own stones and failed tries",
+    "goofspiel": "simultaneous bids, collected one seat at a time (OpenSpiel's turn-based form)",
 }
 """Games with chance or hidden information that the bridge offers, each checked
 by a test (tests/games/test_openspiel_seats.py: seeded chance, and for hidden
@@ -99,7 +100,7 @@ information that no seat's observation shows what the other seat hides). Other
 chance and imperfect-information games stay out until they are checked the
 same way (``left_out`` says so)."""
 
-HIDDEN_MOVES = frozenset({"phantom_ttt", "dark_hex"})
+HIDDEN_MOVES = frozenset({"phantom_ttt", "dark_hex", "goofspiel"})
 """Seat games in which a player does not see the other's moves."""
 
 ISMCTS_GAMES = frozenset({"kuhn_poker", "leduc_poker"})
@@ -128,6 +129,11 @@ OBSERVATION_NOTES: dict[str, str] = {
     "dark_hex": (
         "You see only your own stones and the cells you found taken; a try on a taken cell "
         "shows it to you and you move again."
+    ),
+    "goofspiel": (
+        "Both players bid for the current point card at once: you bid without seeing the "
+        "other's bid of this round; the higher bid wins the card's points, equal bids "
+        "discard it. Most points wins."
     ),
 }
 """A sentence on how to read a seat game's observation string (OpenSpiel's are terse)."""
@@ -263,6 +269,11 @@ class OpenSpielGame(Game[OpenSpielState, int]):
             self._game = (
                 _load_quietly(pyspiel, short, params) if params else _load_quietly(pyspiel, short)
             )
+            if self._game.get_type().dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS:
+                # Both seats' moves collected, then applied together: OpenSpiel's
+                # turn-based wrapper asks one seat, then the other, and hides the
+                # first's move until the round is played.
+                self._game = pyspiel.convert_to_turn_based(self._game)
         except pyspiel.SpielError as exc:
             raise GameError(f"OpenSpiel cannot load {text!r}: {exc}") from exc
         self._pyspiel = pyspiel
@@ -289,7 +300,7 @@ class OpenSpielGame(Game[OpenSpielState, int]):
         names = PLAYER_NAMES.get(short, ("Player 0", "Player 1"))[:players]
         if players == 1:
             names = ("Player",)
-        title = f"{game_type.long_name} ({PREFIX}{text})"
+        title = f"{types[short].long_name} ({PREFIX}{text})"
         first = names[self._to_play(root)]
         self.spec = GameSpec(
             name=PREFIX + text,
@@ -305,8 +316,8 @@ class OpenSpielGame(Game[OpenSpielState, int]):
             ),
             move_examples=examples or ("?",),
             rules=(
-                f"The rules of {game_type.long_name} as OpenSpiel implements them "
-                f"({game_type.short_name}). "
+                f"The rules of {types[short].long_name} as OpenSpiel implements them "
+                f"({short}). "
                 + (
                     f"{first} moves first. The player with the higher final score wins; "
                     "equal scores draw."

@@ -1,7 +1,8 @@
 """Two outside seats, scripted players in both, through core and through GEM's
 multi-agent env (``adapters.gem.GameMultiAgentEnv``): the same trajectories,
 per-seat results and rewards included, in a game of chance (backgammon), a game of
-chance and hidden cards (Kuhn Poker), a hidden board (Phantom Tic-Tac-Toe) and a
+chance and hidden cards (Kuhn Poker), a hidden board (Phantom Tic-Tac-Toe),
+simultaneous bids (Goofspiel, OpenSpiel's turn-based form) and a
 native game (Tic-Tac-Toe, with noisy players so invalid replies and per-seat
 budgets are exercised).
 
@@ -22,6 +23,7 @@ GAMES = [
     ("openspiel:kuhn_poker", "random", 6),
     ("openspiel:backgammon", "random", 2),
     ("openspiel:phantom_ttt", "random", 4),
+    ("openspiel:goofspiel(num_cards=5)", "random", 3),
     ("tictactoe", "noisy:0.3", 4),
 ]
 

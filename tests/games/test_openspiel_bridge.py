@@ -42,7 +42,7 @@ def test_the_registry_bridges_the_issue_games_and_says_why_others_are_out() -> N
     assert out["phantom_go"] == "imperfect information"
     for name in ("backgammon", "kuhn_poker", "leduc_poker", "phantom_ttt", "dark_hex"):
         assert f"openspiel:{name}" in BRIDGED  # the seat games (test_openspiel_seats.py)
-    assert out["goofspiel"] == "not sequential (simultaneous moves)"
+    assert out["oshi_zumo"] == "not sequential (simultaneous moves)"
     assert "efg_game" in out
     assert not {f"openspiel:{n}" for n in out} & set(BRIDGED)
 
