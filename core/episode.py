@@ -613,11 +613,11 @@ class Episode:
 
     @property
     def searches(self) -> bool:
-        """Whether a step may wait on an opponent's search (minimax, MCTS: seconds at a
-        high depth), so a server should run it off its event loop. ``False`` with a
-        random opponent or none (a one-player game): a step costs microseconds, less
-        than a hop to a worker thread."""
-        return self.opponent is not None and self.opponent.searches
+        """Whether a step may wait on a bot's search (minimax, MCTS: seconds at a
+        high depth), so a server should run it off its event loop. ``False`` with
+        random bots or none (a one-player game, outside seats only): a step costs
+        microseconds, less than a hop to a worker thread."""
+        return any(bot.searches for bot in self.bots.values())
 
     @property
     def listed_moves(self) -> list[str] | None:

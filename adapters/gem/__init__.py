@@ -95,6 +95,8 @@ class GameEnv(_import_gem().Env):  # type: ignore[misc]  # gem has no type stubs
         else:
             self.task = Task.from_dict({"game": game, "seed": seed or 0, **task_fields})
         self.episode = Episode(self.task)  # stepping before reset raises core's error
+        if len(self.episode.outside) > 1:
+            raise ValueError("several outside seats: use GameMultiAgentEnv, one agent per seat")
 
     # rosetta: reset: `reset(seed=None) -> (obs, info)`; never `super().reset(seed)` (global RNGs)
     def reset(self, seed: int | None = None) -> tuple[str, dict[str, Any]]:

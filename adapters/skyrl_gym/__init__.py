@@ -62,6 +62,8 @@ class GameTextEnv(BaseTextEnv):  # type: ignore[misc]  # skyrl_gym ships no type
         super().__init__()
         extras = extras or {}
         self.episode = Episode(task_from_extras(extras, env_config))
+        if len(self.episode.outside) > 1:  # one conversation would show each seat the other's
+            raise ValueError("a SkyRL Gym env plays one outside seat; the task's seats name more")
         cap = extras.get("max_turns")
         # SkyRL's generator cap (its own turn count); the game's own limit otherwise.
         self.max_turns = int(cap) if cap is not None else self.episode.task.turn_limit()

@@ -90,3 +90,17 @@ def test_gem_multi_agent_plays_as_core(game: str, policy: str, n: int) -> None:
         if results["0"] != results["1"]:  # zero-sum: the winner's reward is the higher
             winner = 0 if results["0"] == "win" else 1
             assert rewards[winner] > rewards[1 - winner]
+
+
+def test_single_conversation_envs_refuse_several_outside_seats() -> None:
+    """One conversation for two seats would show each seat the other's cards."""
+    gem_adapter = pytest.importorskip("adapters.gem")
+    task = {"game": "tictactoe", "seats": "outside,outside"}
+    with pytest.raises(ValueError, match="GameMultiAgentEnv"):
+        gem_adapter.GameEnv(task=task)
+    skyrl = pytest.importorskip("adapters.skyrl_gym")
+    with pytest.raises(ValueError, match="one outside seat"):
+        skyrl.GameTextEnv({}, {"task": task})
+    skyrl.GameTextEnv(
+        {}, {"task": {"game": "tictactoe", "seats": "random,outside", "model_player": 1}}
+    )
