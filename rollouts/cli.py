@@ -728,6 +728,11 @@ def _run_compare(args: argparse.Namespace) -> int:
     if args.resume and not args.out:
         raise UsageError("--resume needs --out DIR (the compare directory to complete)")
     _tasks(args, args.game)  # a bad --opponent/--depth for the game: one line, now
+    if getattr(args, "seats", None):
+        raise UsageError(
+            "--seats: only the core driver plays several outside seats, so there is "
+            "nothing to compare yet (docs/two-seats.md); use eval --framework core"
+        )
     _check_endpoint(args)
     frameworks, skipped = _chosen_frameworks(args)
     out_dir = Path(args.out) if args.out else unique_path("runs", "compare", suffix="")

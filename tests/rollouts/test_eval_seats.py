@@ -40,3 +40,11 @@ def test_seats_with_another_framework_is_a_usage_error(capsys: pytest.CaptureFix
     argv = ["eval", "--framework", "gem", "--game", "tictactoe", "--seats", "outside,outside"]
     assert cli.main([*argv, "-n", "1"]) == 2
     assert "plays one outside seat" in capsys.readouterr().err
+
+
+def test_compare_with_seats_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["compare", "--frameworks", "core,gem", "--game", "tictactoe"]
+    assert cli.main([*argv, "--seats", "outside,outside", "-n", "1"]) == 2
+    assert "only the core driver plays several outside seats" in capsys.readouterr().err
