@@ -1,13 +1,11 @@
 """Games between players of an arena: built-in bots and outside players.
 
-A game here is today's one-outside-seat ``Episode``: one seat is played by
-replies (a model at an endpoint, or a bot standing in for one), the other by the
-task's opponent. So a pairing needs at least one bot, which takes the
-opponent's seat; a bot in the outside seat answers with its move formatted as a
-reply (:func:`bot_reply`), through ``Episode.step`` like any model, so there is
-no second turn loop. (Two outside players against each other need an episode
-with two outside seats, which core does not have yet: :func:`round_robin`
-leaves those pairs out and says so.)
+A game here is one ``Episode``: one seat is played by replies (a model at an
+endpoint, or a bot standing in for one), the other by the task's opponent; a bot
+in the outside seat answers with its move formatted as a reply
+(:func:`bot_reply`), through ``Episode.step`` like any model, so there is no
+second turn loop. Two outside players meet in an episode with two outside seats
+(``Task.seats="outside,outside"``, ``outside`` 0: seat 0's result scores the game).
 
 :func:`round_robin` is the schedule: every pair of players, every game, both
 seats, ``rounds`` seeded openings each; every pair plays the same openings
@@ -119,7 +117,7 @@ class Pairing:
     """The player in seat 0 (moves first after the opening) and in seat 1."""
     outside: int
     """The seat played by replies (the task's ``model_player``); the other seat is
-    the task's opponent, a bot."""
+    the task's opponent, a bot, or (``task.seats`` set) a second outside player."""
     task: Task
 
     def score(self, result: str) -> float:
@@ -153,7 +151,8 @@ def round_robin(
     opening_plies: int | Mapping[str, int] = DEFAULT_OPENING_PLIES,
     max_invalid_moves: int = 3,
 ) -> tuple[list[Pairing], list[tuple[str, str]]]:
-    """The schedule, and the pairs it leaves out (two outside players).
+    """The schedule, and the pairs it leaves out (none since core has two outside
+    seats: two outside players play with ``seats="outside,outside"``).
 
     ``players`` are names; ``bots`` maps the names that are bots to their
     :class:`Bot` (default: every name :meth:`Bot.parse` reads). Order: game,
@@ -169,7 +168,7 @@ def round_robin(
     if rounds < 1:
         raise ArenaError(f"rounds must be >= 1, got {rounds}")
     pairs = [(a, b) for i, a in enumerate(players) for b in players[i + 1 :]]
-    skipped = [(a, b) for a, b in pairs if a not in bots and b not in bots]
+    skipped: list[tuple[str, str]] = []
     pairings: list[Pairing] = []
     for game in games:
         if make_game(game).spec.num_players != 2:
@@ -181,6 +180,16 @@ def round_robin(
                 if (a, b) in skipped:
                     continue
                 for seats in ((a, b), (b, a)):
+                    if a not in bots and b not in bots:  # two outside seats
+                        task = Task(
+                            game=game,
+                            seed=task_seed,
+                            seats="outside,outside",
+                            opening_plies=plies,
+                            max_invalid_moves=max_invalid_moves,
+                        )
+                        pairings.append(Pairing(len(pairings), game, k, seats, 0, task))
+                        continue
                     outside_player = a if a not in bots or b in bots else b
                     outside = seats.index(outside_player)
                     bot = bots[seats[1 - outside]]

@@ -945,7 +945,7 @@ def _run_arena(args: argparse.Namespace) -> int:
         raise UsageError(f"arena: {e}") from None
     names = [p.name for p in players]
     for a, b in skipped:
-        _err(f"{a} vs {b} left out: two outside players need two outside seats (not in core yet)")
+        _err(f"{a} vs {b} left out")
     out_dir = Path(args.out) if args.out else _unique_dir("arena")
     out = out_dir / RECORDS
     header = arena_header(

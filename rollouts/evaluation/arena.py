@@ -161,6 +161,42 @@ def play_bot_record(pairing: Pairing, bots: Mapping[str, Bot]) -> RolloutRecord:
     return _label(record, pairing)
 
 
+def play_endpoints_record(pairing: Pairing, contexts: Sequence[RunContext]) -> RolloutRecord:
+    """A game between two outside players (``contexts[seat]``: each seat's
+    endpoint): one ``Episode`` with two outside seats, each player reading its own
+    conversation (its system prompt, its observations, its replies)."""
+    from core.conversation import observation, opening
+    from core.episode import Episode
+
+    clock = StepClock()
+    try:
+        episode = Episode(pairing.task)
+        episode.reset()
+        chats: dict[int, list[dict[str, Any]]] = {}
+        while not episode.done:
+            seat = episode.to_move
+            if seat is None:  # not reached: an unfinished episode names the seat to move
+                break
+            seen = episode.observation_for(seat)
+            if seat in chats:
+                chats[seat].append(observation(seen))
+            else:
+                chats[seat] = opening(episode.system_prompt_for(seat), seen)
+            episode.step(clock.ask(contexts[seat].client, chats[seat]).text)
+        record = make_record(
+            FRAMEWORK,
+            pairing.task,
+            episode.to_dict(),
+            episode.reward(),
+            clock,
+            clock.steps,
+            clock.completion_tokens,
+        )
+    except Exception as e:  # recorded, as a driver records a failed task
+        record = failure_record(FRAMEWORK, pairing.task, e, clock=clock)
+    return _label(record, pairing)
+
+
 @contextmanager
 def _endpoints(
     players: Sequence[ArenaPlayer],
@@ -228,7 +264,7 @@ def run_arena(
         out.replace(keep)
     todo = [p for p in pairings if p.index not in done]
     bots = bots_of(players)
-    outside = {p.seats[p.outside] for p in todo if p.seats[p.outside] not in bots}
+    outside = {name for p in todo for name in p.seats if name not in bots}
     new: dict[int, RolloutRecord] = {}
     t0 = time.perf_counter()
     with (
@@ -243,6 +279,8 @@ def run_arena(
     ):
 
         def play(pairing: Pairing) -> RolloutRecord:
+            if pairing.task.seats is not None:  # two outside players
+                return play_endpoints_record(pairing, [sessions[n][1] for n in pairing.seats])
             name = pairing.seats[pairing.outside]
             if name in bots:
                 return play_bot_record(pairing, bots)
@@ -270,5 +308,6 @@ __all__ = [
     "is_bot",
     "parse_players",
     "play_bot_record",
+    "play_endpoints_record",
     "run_arena",
 ]

@@ -79,13 +79,16 @@ def test_round_robin_every_pair_both_seats_same_openings() -> None:
     assert len({round_seed(7, "tictactoe", k) for k in range(3)}) == 3
 
 
-def test_round_robin_outside_players_take_the_outside_seat_and_two_are_left_out() -> None:
+def test_round_robin_outside_players_take_the_outside_seat_and_two_share_a_game() -> None:
     players = ["random", "llm", "minimax:1", "other"]
     bots = {"random": Bot.parse("random"), "minimax:1": Bot.parse("minimax:1")}
     pairings, skipped = round_robin(players, ["tictactoe"], rounds=1, seed=0, bots=bots)
-    assert skipped == [("llm", "other")]
-    assert len(pairings) == 2 * 5
+    assert skipped == []
+    assert len(pairings) == 2 * 6
     for p in pairings:
+        if set(p.seats) == {"llm", "other"}:  # two outside seats: seat 0 scores the game
+            assert p.task.seats == "outside,outside" and p.outside == 0
+            continue
         for name in ("llm", "other"):
             if name in p.seats:
                 assert p.seats[p.outside] == name
