@@ -132,7 +132,7 @@ def test_policy_server_routes_and_default_host() -> None:
     }  # fmt: skip
     for function in (serve, serve_in_thread):
         assert inspect.signature(function).parameters["host"].default == "127.0.0.1"
-    assert "127.0.0.1" in inspect.getsource(cli)
+    assert cli.build_parser().parse_args(["serve-policy"]).host == "127.0.0.1"
     with serve_in_thread("random") as url:
         port = int(url.rsplit(":", 1)[1].split("/")[0])
         if Path("/proc/net/tcp").exists():
