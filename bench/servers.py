@@ -12,7 +12,7 @@ side; each round measures both, their order alternating:
   with 1 client playing games one after the other;
 * steps/s with ``--sessions`` (64) concurrent client sessions.
 
-Both sides are driven by the same client session (``rollouts.drivers.sessions``) and
+Both sides are driven by the same client session (``rollouts.drivers.<framework>``) and
 the same scripted player (``core.players.ScriptedPlayer``, random legal moves, seeded
 per client) on Tic-Tac-Toe tasks against a random opponent. Each row is the ratio
 adapter / floor per round (median, min-max over the rounds): a latency ratio above 1
@@ -183,13 +183,9 @@ def _client(server: str, side: str, url: str, index: int, episodes: int, run: Ru
 
     from core.players import ScriptedPlayer
     from core.tasks import Task
-    from rollouts.drivers.sessions import (
-        NemoGymSession,
-        NemoGymToolsSession,
-        OpenEnvSession,
-        ORSWireSession,
-        nemo_response,
-    )
+    from rollouts.drivers.nemo_gym import NemoGymSession, NemoGymToolsSession, nemo_response
+    from rollouts.drivers.openenv import OpenEnvSession
+    from rollouts.drivers.ors import ORSWireSession
     from rollouts.evaluation.load import LoadReport, _counter, _play
 
     report = LoadReport(server, 1)

@@ -26,15 +26,13 @@ from core.episode import Episode
 from core.parsing import format_reply
 from core.players import ScriptedPlayer
 from core.tasks import Task
-from rollouts.drivers.sessions import (
-    ClientSession,
-    CoreSession,
-    GemSession,
-    NemoGymSession,
-    OpenEnvSession,
-    SkyRLSession,
-    TRLSession,
-)
+from rollouts.drivers.base import ClientSession
+from rollouts.drivers.core import CoreSession
+from rollouts.drivers.gem import GemSession
+from rollouts.drivers.nemo_gym import NemoGymSession
+from rollouts.drivers.openenv import OpenEnvSession
+from rollouts.drivers.skyrl_gym import SkyRLSession
+from rollouts.drivers.trl import TRLSession
 from rollouts.frameworks import FRAMEWORKS, TEXT
 
 STEP_GAMES = ("tictactoe", "connect_four", "othello")
@@ -105,7 +103,7 @@ def _episode_tool(game: Game) -> tuple[Callable[[str], Any], list[str]]:
 
 
 def _session(session: ClientSession, game: Game) -> tuple[Callable[[str], Any], list[str]]:
-    """A framework's client session, opened on the game (``rollouts.drivers.sessions``):
+    """A framework's client session, opened on the game (``rollouts.drivers.<framework>``):
     its ``send`` and the replies."""
     session.open(game.task)
     return session.send, game.replies
@@ -295,7 +293,7 @@ def _latency_row(name: str, latencies_ms: Sequence[float], note: str) -> list[Ro
 
 def _session_latencies(make: Callable[[], ClientSession], games: Sequence[Game]) -> list[float]:
     """Milliseconds of each ``send`` (one reply -> observation) of the games, a fresh
-    session (``rollouts.drivers.sessions``) per game."""
+    session (``rollouts.drivers.<framework>``) per game."""
     latencies = []
     for game in games:
         with make() as session:

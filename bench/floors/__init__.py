@@ -4,6 +4,6 @@ framework's own docs and examples write one, with a random opponent inline and n
 gamebridge import (each module's docstring names the example it follows).
 
 ``bench.servers`` plays each floor and gamebridge's server back to back, with the same
-client sessions (``rollouts.drivers.sessions``) and the same scripted player: the
+client sessions (``rollouts.drivers.<framework>``) and the same scripted player: the
 adapter's cost is its ratio to the floor measured in the same run.
 """

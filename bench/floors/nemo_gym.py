@@ -11,7 +11,7 @@ written as NeMo Gym's own examples (nemo-gym 0.4.0).
   keyed by ``request.session[SESSION_ID_KEY]``, one extra ``app.post`` tool route
   added in ``setup_webserver`` and ``verify``. The tool answers the board as plain
   text with a game-over header, as gamebridge's ``/make_move`` does, so that the same
-  client session (``rollouts.drivers.sessions.NemoGymToolsSession``) reads both.
+  client session (``rollouts.drivers.nemo_gym.NemoGymToolsSession``) reads both.
 
 Started as gamebridge's NeMo Gym server is (``adapters/nemo_gym/__main__.py`` and
 ``server.build_app``): the server object built with its config and a

@@ -9,7 +9,7 @@ served by ``uvicorn.run(app, host=..., port=...)`` (``server/app.py``). The temp
 echo logic is replaced by Tic-Tac-Toe with a random opponent; nothing of gamebridge
 is imported. The field names (``reply`` in, ``text``/``system_prompt`` out) are the
 ones gamebridge's client session sends and reads, so the very same client
-(``rollouts.drivers.sessions.OpenEnvSession``) plays both servers.
+(``rollouts.drivers.openenv.OpenEnvSession``) plays both servers.
 
     python -m bench.floors.openenv --port 8001
 """

@@ -8,7 +8,7 @@ Two ways to write one:
 * override :meth:`Driver.run_batch` (a framework that runs a whole batch
   itself, e.g. ``vf-eval``; it gets the tasks and the :class:`RunRequest`);
 * or override :meth:`Driver.open_session` (the framework's client session for
-  one task, ``rollouts.drivers.sessions``) and, when the framework needs set-up
+  one task, beside the driver in ``rollouts.drivers.<framework>``) and, when the framework needs set-up
   (a server, a registry), :meth:`Driver.session`: the default
   :meth:`Driver.run_task` plays the session with the one model<->environment
   loop (:meth:`Driver.play`), and the default :meth:`Driver.run` runs the tasks
@@ -204,6 +204,8 @@ class StepClock:
 TEXT = "text"
 TOOLS = "tools"
 MODES = (TEXT, TOOLS)
+Message = dict[str, Any]
+"""One chat message (``role``, ``content``...), as the sessions hand them to the model."""
 
 
 class Turn(NamedTuple):
@@ -216,7 +218,9 @@ class Turn(NamedTuple):
 
 class ClientSession(ABC):
     """One episode through one framework's client, driven from the client side
-    (the frameworks' sessions: ``rollouts.drivers.sessions``).
+    (each framework's sits beside its driver, ``rollouts.drivers.<framework>``:
+    ``CoreSession`` in ``rollouts.drivers.core``...; a framework is imported when a
+    session opens, never at import).
 
     :meth:`open` gives the chat the model reads first (and, in tool mode, sets
     ``tools``); :meth:`send` takes the model's reply (text mode), :meth:`call` a
@@ -463,7 +467,7 @@ class Driver(ABC):  # noqa: B024 (abstract by contract: override run_batch or ru
 
     name: ClassVar[str] = ""
     mode: str = TEXT
-    """``"text"`` or ``"tools"`` (``rollouts.drivers.sessions.MODES``): how the model moves."""
+    """``"text"`` or ``"tools"`` (:data:`MODES`): how the model moves."""
     framework_cap: int | None = None
     """Set on an instance to cap model turns through the framework's own setting
     (``RunContext.framework_cap``); ``None``: each driver's default (whole games)."""

@@ -1,6 +1,6 @@
 """The reference driver: ``core.Episode`` driven directly through ``ChatClient``.
 
-No framework at all (``rollouts.drivers.sessions.CoreSession`` in the driver
+No framework at all (:class:`CoreSession` in the driver
 base's loop): reset, ask the model, step, until done. Every other driver's
 trajectory must equal this one's for the same task and model
 (tests/conformance).
@@ -17,13 +17,69 @@ what every framework's adapter does at its cap (docs/frameworks.md, "Edges").
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import json
+from typing import TYPE_CHECKING, Any
 
-from rollouts.drivers.base import Driver, RunContext
-from rollouts.drivers.sessions import TEXT, TOOLS, CoreSession
+from core.prompts import TOOL_NAME
+from rollouts.drivers.base import (
+    TEXT,
+    TOOLS,
+    ClientSession,
+    Driver,
+    Message,
+    RunContext,
+    Turn,
+)
 
 if TYPE_CHECKING:
     from core.tasks import Task
+
+
+class CoreSession(ClientSession):
+    """``core.Episode`` with no framework: the reference every driver must equal."""
+
+    def __init__(self, tools: bool = False) -> None:
+        self.mode = TOOLS if tools else TEXT
+
+    def open(self, task: Task) -> list[Message]:
+        from core.episode import Episode
+
+        self.episode = episode = Episode(task)
+        tools = self.mode == TOOLS
+        self.tools = [episode.tool_schema] if tools else None
+        system = episode.tool_system_prompt if tools else episode.system_prompt
+        return [{"role": "system", "content": system}, {"role": "user", "content": episode.reset()}]
+
+    def send(self, reply: str) -> Turn:
+        result = self.episode.step(reply)
+        return Turn(result.observation, result.done)
+
+    def call(self, arguments: Any, name: str = TOOL_NAME) -> Turn:
+        result = self.episode.step_tool(arguments)
+        return Turn(result.observation, result.done)
+
+    def stop(self, text: str | None = None) -> Turn:
+        self.episode.settle()
+        return Turn("", True)
+
+    def result(self) -> tuple[dict[str, Any], Any]:
+        trajectory = self.episode.to_dict()
+        json.dumps(trajectory)  # the trajectory must be JSON: fail here, not in a writer
+        return trajectory, self.episode.reward()
+
+    def partial(self) -> dict[str, Any] | None:
+        return self.episode.to_dict()
+
+    supports_seats = True
+
+    def seat(self) -> int | None:
+        return self.episode.to_move if self.episode.several else None
+
+    def opening(self, seat: int) -> list[Message]:
+        return [
+            {"role": "system", "content": self.episode.system_prompt_for(seat)},
+            {"role": "user", "content": self.episode.observation_for(seat)},
+        ]
 
 
 class CoreDriver(Driver):

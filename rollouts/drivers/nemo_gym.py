@@ -29,20 +29,109 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from core.prompts import TOOL_NAME
 from rollouts.drivers.base import (
     FRAMEWORK,
     MODEL_ENDPOINT,
+    TOOLS,
+    ClientSession,
     Driver,
     DriverError,
+    Message,
     RolloutRecord,
     RunContext,
     StepClock,
+    Turn,
     make_record,
 )
-from rollouts.drivers.sessions import TOOLS, ClientSession, NemoGymSession, NemoGymToolsSession
+from rollouts.drivers.http import HTTPSession
 
 if TYPE_CHECKING:
     from core.tasks import Task
+
+
+def nemo_response(text: str) -> dict[str, Any]:
+    """A minimal NeMoGymResponse holding one assistant message (what a scripted
+    player, or a text reply, sends to ``/step`` and ``/verify``)."""
+    return {
+        "id": "resp_gamebridge",
+        "created_at": 0.0,
+        "model": "scripted",
+        "object": "response",
+        "parallel_tool_calls": False,
+        "tool_choice": "auto",
+        "tools": [],
+        "output": [
+            {
+                "id": "msg_gamebridge",
+                "type": "message",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": text, "annotations": []}],
+            }
+        ],
+    }
+
+
+class NemoGymSession(HTTPSession):
+    """NeMo Gym's gymnasium-style server: ``/reset``, then ``/step`` with the reply
+    as a NeMoGymResponse (what its ``GymnasiumAgent`` does around each model call)."""
+
+    name = "nemo_gym"
+
+    def open(self, task: Task) -> list[Message]:
+        from adapters.nemo_gym.rows import make_row
+
+        self._task = task
+        self.row = make_row(task)
+        self._out = out = self._json("/reset", json=self.row)
+        return [
+            {"role": "system", "content": out["info"]["system_prompt"]},
+            {"role": "user", "content": out["observation"]},
+        ]
+
+    def send(self, reply: str) -> Turn:
+        self._out = out = self._json("/step", json={**self.row, "response": nemo_response(reply)})
+        return Turn(out["observation"], bool(out["terminated"]))
+
+    def result(self) -> tuple[dict[str, Any], Any]:
+        trajectory = self._out["info"].get("trajectory")
+        if trajectory is None:
+            raise DriverError(f"nemo_gym: {self._task.task_id} ended without a trajectory")
+        return trajectory, trajectory["reward"]
+
+
+class NemoGymToolsSession(HTTPSession):
+    """NeMo Gym's tool-style server, as its ``simple_agent`` drives it:
+    ``/seed_session``, each tool call posted to ``/<name>`` (the answer's text is the
+    tool's output; a header says when the game is over), ``/verify`` at the end."""
+
+    name = "nemo_gym"
+    mode = TOOLS
+
+    def open(self, task: Task) -> list[Message]:
+        from adapters.nemo_gym.rows import make_row
+
+        self.row = make_row(task, "tools")
+        self._post("/seed_session", "/seed", json=self.row).raise_for_status()
+        params = self.row["responses_create_params"]
+        self.tools = params["tools"]
+        return [dict(m) for m in params["input"]]
+
+    def call(self, arguments: Any, name: str = TOOL_NAME) -> Turn:
+        from adapters.nemo_gym.rows import DONE_HEADER
+
+        response = self._post("/" + name, json=arguments)
+        return Turn(response.text, response.headers.get(DONE_HEADER) == "1")
+
+    def verify(self, response: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+        """``/verify`` with the agent's final response: trajectory and breakdown."""
+        body = self._json("/verify", json={**self.row, "response": response})
+        return body["trajectory"], body["reward_breakdown"]
+
+    def result(self) -> tuple[dict[str, Any], Any]:
+        return self.verify(nemo_response(""))
+
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 300.0

@@ -3,7 +3,7 @@
 subprocess (``python -m adapters.openenv``) for the run and stopped afterwards.
 
 The model is called here (``rollouts.model.client.ChatClient``, the driver base's loop over
-``rollouts.drivers.sessions.OpenEnvSession``); the system prompt and each observation come
+:class:`OpenEnvSession`); the system prompt and each observation come
 from the server, and the trajectory from the server's ``State``. ``openenv_tools`` offers
 the ``make_move`` tool (schema from the server) and sends a tool call's raw arguments as
 ``GameAction(arguments=...)``.
@@ -16,13 +16,78 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from rollouts.drivers.base import Driver, RolloutRecord, RunContext
-from rollouts.drivers.sessions import TOOLS, OpenEnvSession
+from core.prompts import TOOL_NAME
+from rollouts.drivers.base import (
+    TEXT,
+    TOOLS,
+    ClientSession,
+    Driver,
+    DriverError,
+    Message,
+    RolloutRecord,
+    RunContext,
+    Turn,
+)
 
 if TYPE_CHECKING:
     from core.tasks import Task
+
+
+class OpenEnvSession(ClientSession):
+    """OpenEnv's own client (``adapters.openenv.GameEnvClient``, synchronous), one
+    WebSocket per episode. Tool mode sends ``GameAction(arguments=...)``; the end of
+    play is ``GameAction(stop=True)``."""
+
+    def __init__(self, url: str, tools: bool = False) -> None:
+        self.url = url
+        self.mode = TOOLS if tools else TEXT
+        self.client: Any = None
+        self._last: Any = None
+
+    def open(self, task: Task) -> list[Message]:
+        from adapters.openenv import GameEnvClient
+
+        self._task = task
+        self.client = GameEnvClient(base_url=self.url).sync()
+        self.client.connect()
+        self._last = self.client.reset(task=task.to_dict(), tools=self.mode == TOOLS)
+        obs = self._last.observation
+        self.tools = obs.tools
+        return [
+            {"role": "system", "content": obs.system_prompt},
+            {"role": "user", "content": obs.text},
+        ]
+
+    def _step(self, **action: Any) -> Turn:
+        from adapters.openenv import GameAction
+
+        self._last = self.client.step(GameAction(**action))
+        return Turn(self._last.observation.text, bool(self._last.done))
+
+    def send(self, reply: str) -> Turn:
+        return self._step(reply=reply)
+
+    def call(self, arguments: Any, name: str = TOOL_NAME) -> Turn:
+        return self._step(arguments=arguments)
+
+    def stop(self, text: str | None = None) -> Turn:
+        return self._step(stop=True)
+
+    def result(self) -> tuple[dict[str, Any], Any]:
+        state = self.client.state()
+        breakdown = self._last.observation.reward_breakdown
+        if state.trajectory is None or breakdown is None:
+            raise DriverError(
+                f"{self._task.task_id}: the OpenEnv session ended without a trajectory"
+            )
+        return state.trajectory, breakdown
+
+    def close(self) -> None:
+        if self.client is not None:
+            client, self.client = self.client, None
+            client.close()
 
 
 class OpenEnvDriver(Driver):

@@ -2,7 +2,7 @@
 against the adapter's server (``python -m adapters.ors``), started as a subprocess
 for the run and stopped afterwards.
 
-The loop (the driver base's, over ``rollouts.drivers.sessions.ORSSession``) is
+The loop (the driver base's, over :class:`ORSSession`) is
 RL_Envs_101's ORS rollout with the OpenAI tool-calling client: open a session per task (its row as the ``task_spec``), read the prompt
 (``get_messages``: core's tool-mode system prompt and the first observation) and
 the tools (``list_tools()``, as Chat Completions tools: core's ``make_move`` schema), then call
@@ -38,19 +38,196 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from rollouts.drivers.base import Driver, DriverError, RolloutRecord, RunContext, RunRequest
-from rollouts.drivers.sessions import (
-    ORS_ENV_NAME,
+from core.inputs import wrap_arguments
+from core.prompts import TOOL_NAME
+from rollouts.drivers.base import (
     TOOLS,
-    ORSSession,
-    ors_chat_tool,
-    ors_text,
+    ClientSession,
+    Driver,
+    DriverError,
+    Message,
+    RolloutRecord,
+    RunContext,
+    RunRequest,
+    Turn,
 )
+from rollouts.drivers.http import TIMEOUT, HTTPSession, OnResponse
 
 if TYPE_CHECKING:
     from core.tasks import Task
+
+ORS_ENV_NAME = "gamebridge"
+"""The environment's name on the ORS server (``adapters.ors.ENV_NAME``; not imported
+here, so that listing the drivers does not import openreward)."""
+
+
+def ors_chat_tool(spec: Any) -> dict[str, Any]:
+    """An ORS ``ToolSpec`` as a Chat Completions tool (``list_tools(format="openai")``
+    gives the Responses API's flat shape, which ``/chat/completions`` servers refuse)."""
+    function = {"name": spec.name, "description": spec.description}
+    return {"type": "function", "function": {**function, "parameters": spec.input_schema}}
+
+
+def ors_text(blocks: Any) -> str:
+    """The text of ORS content blocks, joined (images have none here)."""
+    return "\n".join(
+        (b["text"] if isinstance(b, dict) else b.text)
+        for b in blocks
+        if (b.get("type", "text") if isinstance(b, dict) else getattr(b, "type", "text")) == "text"
+    )
+
+
+class ORSSession(ClientSession):
+    """An ORS session through openreward's client (``env`` is
+    ``EnvironmentsAPI(...).get(name)``): the task row as ``task_spec``, the prompt
+    from ``get_messages``, ``make_move`` through ``call_tool``, the end of play
+    through the ``@terminal`` tool (``call_terminal_tool``)."""
+
+    mode = TOOLS
+
+    def __init__(self, env: Any) -> None:
+        self.env = env
+        self._manager: Any = None
+        self._out: Any = None
+        self._calls = 0
+
+    def open(self, task: Task) -> list[Message]:
+        from openreward.api.environments.client import Task as ORSTask
+
+        self._task = task
+        spec = ORSTask(
+            server_name=ORS_ENV_NAME,
+            environment_name=ORS_ENV_NAME,
+            task_spec=task.to_dict(),
+            namespace=None,
+        )
+        self._manager = self.env.session(task=spec)
+        self.session = self._manager.__enter__()
+        self.tools = [ors_chat_tool(s) for s in self.session.list_tools()]
+        return [
+            {"role": m.role, "content": ors_text(m.blocks)} for m in self.session.get_messages()
+        ]
+
+    def call(self, arguments: Any, name: str = TOOL_NAME) -> Turn:
+        # No arguments at all (null) is {} to ORS, as to core and OpenAI clients; every
+        # JSON object goes as it came, anything else wrapped (ORS carries objects only):
+        # core judges it in the server (an invalid reply), the task goes on.
+        self._out = self.session.call_tool(name, wrap_arguments(arguments))
+        self._calls += 1
+        if not self._out.finished and self._calls > self._task.turn_limit():
+            raise DriverError(f"{self._task.task_id}: the ORS session never finished")
+        return Turn(ors_text(self._out.blocks), bool(self._out.finished))
+
+    def stop(self, text: str | None = None) -> Turn:
+        terminal = self.session.call_terminal_tool
+        self._out = terminal() if text is None else terminal(text)
+        if not self._out.finished:
+            raise DriverError(f"{self._task.task_id}: the ORS @terminal tool did not finish")
+        return Turn(ors_text(self._out.blocks), True)
+
+    def result(self) -> tuple[dict[str, Any], Any]:
+        metadata = (self._out.metadata if self._out is not None else None) or {}
+        trajectory, reward = metadata.get("trajectory"), metadata.get("reward")
+        if trajectory is None or reward is None or self._out.reward != reward["total"]:
+            raise DriverError(f"{self._task.task_id}: the final ToolOutput lacks the game's result")
+        return trajectory, reward
+
+    def close(self) -> None:
+        if self._manager is not None:
+            manager, self._manager = self._manager, None
+            manager.__exit__(None, None, None)
+
+
+def sse_events(text: str) -> list[tuple[str, str]]:
+    """``(event, data)`` pairs of a server-sent-events body (ORS's ``/create_session``
+    and ``/{env}/call`` answer with these). As the SSE spec says, one space after the
+    colon is dropped, no more: ORS cuts a long result into 4096-character chunks, and a
+    chunk may begin or end with a space of the JSON text."""
+    events: list[tuple[str, str]] = []
+    event, data = "", []
+    for line in [*text.splitlines(), ""]:
+        field, _, value = line.partition(":")
+        value = value.removeprefix(" ")
+        if field == "event":
+            event = value
+        elif field == "data":
+            data.append(value)
+        elif not line and (event or data):
+            events.append((event, "\n".join(data)))
+            event, data = "", []
+    return events
+
+
+class ORSWireSession(HTTPSession):
+    """An ORS session over ORS's HTTP API itself (``/create_session``, ``/create``,
+    ``/{env}/messages``, ``/{env}/call`` as server-sent events, ``/delete``): for
+    where openreward cannot be imported (``.venv``: it conflicts with Verifiers).
+    :meth:`delete` frees the server's session."""
+
+    name = "ors"
+    mode = TOOLS
+
+    def __init__(
+        self,
+        url: str,
+        http: Any = None,
+        on_response: OnResponse | None = None,
+        timeout: float = TIMEOUT,
+        env_name: str = ORS_ENV_NAME,
+    ) -> None:
+        super().__init__(url, http, on_response, timeout)
+        self.env_name = env_name
+        """The environment's name on the server (another environment: bench's ORS floor)."""
+
+    def open(self, task: Task) -> list[Message]:
+        minted = self._post("/create_session")
+        if minted.status_code != 200:
+            raise DriverError(f"ors /create_session answered {minted.status_code}")
+        self.sid = next(data for event, data in sse_events(minted.text) if event == "task_id")
+        self._headers = {"X-Session-ID": self.sid}
+        create = {"task_spec": task.to_dict(), "env_name": self.env_name}
+        self._json("/create", json=create, headers=self._headers)
+        response = self.http.get(f"/{self.env_name}/messages", headers=self._headers)
+        if self.on_response is not None:
+            self.on_response(response, "/messages")
+        response.raise_for_status()
+        self._out: dict[str, Any] = {}
+        return [{"role": m["role"], "content": ors_text(m["blocks"])} for m in response.json()]
+
+    def call(self, arguments: Any, name: str = TOOL_NAME) -> Turn:
+        response = self._post(
+            f"/{self.env_name}/call",
+            "/call",
+            json={"name": name, "input": wrap_arguments(arguments)},
+            headers=self._headers,
+        )
+        events = sse_events(response.text)
+        if not events or events[-1][0] != "end":
+            raise DriverError(f"/call ended without a result: {response.text[:300]}")
+        result = json.loads("".join(data for event, data in events if event in ("chunk", "end")))
+        if not result.get("ok"):
+            raise DriverError(f"/call {name}: {result.get('reason')}: {result.get('error')}")
+        self._out = result["output"]
+        return Turn(ors_text(self._out["blocks"]), bool(self._out["finished"]))
+
+    @property
+    def output(self) -> dict[str, Any]:
+        """The last ``ToolOutput``, as a dict."""
+        return self._out
+
+    def result(self) -> tuple[dict[str, Any], Any]:
+        metadata = self._out.get("metadata") or {}
+        trajectory, reward = metadata.get("trajectory"), metadata.get("reward")
+        if trajectory is None or reward is None:
+            raise DriverError("the final ToolOutput lacks the game's result")
+        return trajectory, reward
+
+    def delete(self) -> None:
+        """``/delete``: free the server's session."""
+        self._json("/delete", headers=self._headers)
+
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORD_PREFIX = "gamebridge-record: "

@@ -7,17 +7,69 @@ The trajectory comes back in the final step's ``metadata``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from rollouts.drivers.base import Driver, RunContext
-from rollouts.drivers.sessions import SkyRLSession
+from rollouts.drivers.base import (
+    ClientSession,
+    Driver,
+    DriverError,
+    Message,
+    RunContext,
+    Turn,
+)
 
 if TYPE_CHECKING:
     from core.tasks import Task
 
 
+class SkyRLSession(ClientSession):
+    """``skyrl_gym.make("gamebridge", env_config, extras)``, ``init``, ``step(text)``:
+    as SkyRL's generator, which puts its ``max_turns`` in ``extras``."""
+
+    own_cap = True
+
+    def __init__(self, cap: int | None = None) -> None:
+        self.cap = cap
+        self._metadata: dict[str, Any] = {}
+        self.env: Any = None
+
+    def open(self, task: Task) -> list[Message]:
+        import skyrl_gym
+
+        from adapters.skyrl_gym import ENV_ID, make_row, register
+
+        register()  # a no-op once registered
+        self._task = task
+        row = make_row(task)
+        # SkyRL passes every column but the prompt as extras, plus its generator's max_turns.
+        extras = {k: v for k, v in row.items() if k not in ("prompt", "env_class")}
+        extras["max_turns"] = self.cap or task.turn_limit()
+        self.env = skyrl_gym.make(row["env_class"] or ENV_ID, env_config={}, extras=extras)
+        chat, _ = self.env.init(row["prompt"])
+        return list(chat)
+
+    def send(self, reply: str) -> Turn:
+        out = self.env.step(reply)
+        self._metadata = out["metadata"]
+        observations = out["observations"]  # one user message, none at the end
+        return Turn(observations[-1]["content"] if observations else "", bool(out["done"]))
+
+    def result(self) -> tuple[dict[str, Any], Any]:
+        trajectory = self._metadata.get("trajectory")
+        if trajectory is None:
+            raise DriverError(
+                f"skyrl_gym: the final metadata of {self._task.task_id} has no trajectory"
+            )
+        return trajectory, trajectory["reward"]
+
+    def close(self) -> None:
+        if self.env is not None:
+            self.env.close()
+            self.env = None
+
+
 class SkyRLGymDriver(Driver):
-    """Plays each task in a fresh SkyRL Gym env (``rollouts.drivers.sessions.SkyRLSession``)."""
+    """Plays each task in a fresh SkyRL Gym env (:class:`SkyRLSession`)."""
 
     name = "skyrl_gym"
     registers = "adapters.skyrl_gym"

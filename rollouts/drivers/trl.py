@@ -15,17 +15,80 @@ The model moves by tool call, so the conformance reference is core's tool mode.
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
 
-from rollouts.drivers.base import Driver, RolloutRecord, RunContext, StepClock, make_record
-from rollouts.drivers.sessions import TOOLS, TRLSession
+from core.prompts import TOOL_NAME
+from rollouts.drivers.base import (
+    TOOLS,
+    ClientSession,
+    Driver,
+    DriverError,
+    Message,
+    RolloutRecord,
+    RunContext,
+    StepClock,
+    Turn,
+    make_record,
+)
 
 if TYPE_CHECKING:
     from core.tasks import Task
 
 
+class TRLSession(ClientSession):
+    """TRL's ``environment_factory`` environment (``adapters.trl``), as ``GRPOTrainer``
+    uses it: no-argument construction, ``reset(**row)``, each tool call a method call
+    (an exception is the tool's reply), ``get_reward()`` (which settles the game)."""
+
+    mode = TOOLS
+
+    def open(self, task: Task) -> list[Message]:
+        from adapters.trl import environment_class
+        from core.prompts import tool_schema
+
+        self.env = environment_class(task.game)()
+        observation = self.env.reset(**task.to_dict())
+        self.tools = [tool_schema(self.env.episode.game)]
+        self._methods = {TOOL_NAME: self.env.make_move}
+        return [
+            {"role": "system", "content": self.env.episode.tool_system_prompt},
+            {"role": "user", "content": observation},
+        ]
+
+    def call(self, arguments: Any, name: str = TOOL_NAME) -> Turn:
+        # As TRL: a missing `arguments` is {} (trl's _validate_tool_calls), then
+        # `tool(**arguments)`: a non-object fails there, before the environment.
+        arguments = {} if arguments is None else arguments
+        try:
+            result: Any = self._methods[name](**arguments)
+        except Exception as e:  # TRL: a failing tool's reply is {"error": str(e)}
+            result = {"error": str(e) if name in self._methods else f"Tool {name} not found."}
+        return Turn(str(result), self.env.episode.done)
+
+    def move(self, move: str) -> Any:
+        """``make_move(move=...)`` itself (the benchmarks time the bare call)."""
+        return self.env.make_move(move=move)
+
+    def stop(self, text: str | None = None) -> Turn:
+        return Turn("", True)  # TRL ends the rollout; get_reward() settles the game
+
+    def result(self) -> tuple[dict[str, Any], Any]:
+        reward = self.env.get_reward()  # settles an unfinished game through core
+        trajectory = self.env.episode.to_dict()
+        json.dumps(trajectory)  # must be JSON
+        breakdown = self.env.episode.reward()
+        if breakdown.total != reward:
+            raise DriverError("get_reward() disagrees with the episode's breakdown")
+        return trajectory, breakdown
+
+    @property
+    def done(self) -> bool:
+        return bool(self.env.episode.done)
+
+
 class TRLDriver(Driver):
-    """Drives the TRL adapter's environment (``rollouts.drivers.sessions.TRLSession``)
+    """Drives the TRL adapter's environment (:class:`TRLSession`)
     with a chat client, in TRL's own loop."""
 
     name = "trl"

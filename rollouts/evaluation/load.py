@@ -52,15 +52,16 @@ from core.episode import Episode
 from core.games import list_games
 from core.players import ScriptedPlayer
 from core.tasks import Task
-from rollouts.drivers.sessions import (
-    TOOLS,
-    ClientSession,
+from rollouts.drivers.base import TOOLS, ClientSession
+from rollouts.drivers.http import HTTPSession
+from rollouts.drivers.nemo_gym import (
     NemoGymSession,
     NemoGymToolsSession,
-    OpenEnvSession,
-    ORSWireSession,
-    _HTTPSession,
     nemo_response,  # noqa: F401 (tests/reliability read it here)
+)
+from rollouts.drivers.openenv import OpenEnvSession
+from rollouts.drivers.ors import (
+    ORSWireSession,
     sse_events,  # noqa: F401 (tests/reliability read it here)
 )
 
@@ -341,7 +342,7 @@ def _http_episodes(
     the game is over (an abandoned one is not)."""
     import httpx
 
-    make: type[_HTTPSession] = {
+    make: type[HTTPSession] = {
         "nemo_gym": NemoGymSession,
         "nemo_gym_tools": NemoGymToolsSession,
         "ors": ORSWireSession,

@@ -156,7 +156,7 @@ def test_a_tool_call_that_is_not_an_object_is_judged_by_core_and_play_goes_on() 
 
 def test_the_driver_session_plays_on_after_a_non_json_tool_call() -> None:
     """The same through the driver's session, openreward's client and the server."""
-    from rollouts.drivers.sessions import ORSSession
+    from rollouts.drivers.ors import ORSSession
 
     drv = driver.ORSDriver()
     with drv.session(base_url="http://127.0.0.1:9/v1", model="none", api_key=None) as ctx:

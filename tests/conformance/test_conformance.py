@@ -28,8 +28,8 @@ import pytest
 from core.games import list_games
 from core.tasks import Task, make_tasks
 from rollouts.drivers import DRIVERS, RolloutRecord, driver_status, get_driver
+from rollouts.drivers.base import TOOLS
 from rollouts.drivers.core import CoreDriver
-from rollouts.drivers.sessions import TOOLS
 
 POLICY = "noisy:0.3/minimax:1"
 TASKS_PER_GAME = 2

@@ -30,8 +30,8 @@ from core.episode import Episode
 from core.games import list_games
 from core.tasks import Task, make_tasks
 from rollouts.drivers import DRIVERS, RolloutRecord, driver_status, get_driver
+from rollouts.drivers.base import TOOLS
 from rollouts.drivers.core import CoreDriver
-from rollouts.drivers.sessions import TOOLS
 
 GAMES = list_games()
 TOOL_DRIVERS = frozenset(name for name in DRIVERS if get_driver(name).mode == TOOLS)

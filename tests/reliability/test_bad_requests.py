@@ -30,7 +30,7 @@ from reliability_servers import (
 from adapters.nemo_gym.rows import DONE_HEADER, make_row
 from core.episode import Episode
 from core.tasks import Task
-from rollouts.drivers.sessions import ORSWireSession
+from rollouts.drivers.ors import ORSWireSession
 from rollouts.evaluation.load import (
     LoadReport,
     _counter,
