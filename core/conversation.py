@@ -175,6 +175,26 @@ def messages(
     return out
 
 
+def decisions(messages_: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """Each text reply of a chat and the observation it answered (the last ``user`` or
+    ``tool`` message before it): the one-decision rows a model trained on the last
+    observation alone learns from. Tool calls and empty replies are not text decisions.
+
+    >>> decisions([system("rules"), {"role": "user", "content": "board 1"},
+    ...            assistant_text("<move>4</move>"), {"role": "user", "content": "board 2"},
+    ...            assistant_text("<move>0</move>")])
+    [('board 1', '<move>4</move>'), ('board 2', '<move>0</move>')]
+    """
+    out: list[tuple[str, str]] = []
+    seen: str | None = None
+    for m in messages_:
+        if m.get("role") in (USER, TOOL_ROLE):
+            seen = str(m.get("content") or "")
+        elif m.get("role") == ASSISTANT and m.get("content") and seen is not None:
+            out.append((seen, str(m["content"])))
+    return out
+
+
 def as_turns(messages_: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Messages in one schema (``role``, ``content``, ``tool_calls``), tool-call
     arguments as objects (chat templates render them with ``tojson``)."""

@@ -48,6 +48,13 @@ class Opponent(ABC):
         """A legal move for the player to move in ``state``, drawing any
         randomness from ``rng`` only. Raises ``ValueError`` when the game is over."""
 
+    def distribution(self, game: Game[Any, Any], state: Any) -> dict[Any, float]:
+        """Every move :meth:`choose` may play at ``state`` and its probability (the
+        policy itself, for exact evaluation: each branch weighted, nothing sampled).
+        Raises ``NotImplementedError`` for an opponent whose policy has no closed form
+        (MCTS), ``ValueError`` when the game is over."""
+        raise NotImplementedError(f"{self.name} has no closed-form move distribution")
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
 
@@ -63,6 +70,11 @@ class RandomOpponent(Opponent):
     def choose(self, game: Game[Any, Any], state: Any, rng: random.Random) -> Any:
         """``rng.choice`` of the legal moves."""
         return rng.choice(_legal_moves(game, state))
+
+    def distribution(self, game: Game[Any, Any], state: Any) -> dict[Any, float]:
+        """Each legal move, equally likely."""
+        moves = _legal_moves(game, state)
+        return {m: 1.0 / len(moves) for m in moves}
 
 
 class MinimaxOpponent(Opponent):
@@ -104,6 +116,13 @@ class MinimaxOpponent(Opponent):
         if not best_moves:
             raise ValueError(f"no legal move: the game is over\n{game.render(state)}")
         return rng.choice(best_moves)
+
+    def distribution(self, game: Game[Any, Any], state: Any) -> dict[Any, float]:
+        """Each move of the best value, equally likely."""
+        best_moves = self.search(game, state).best_moves
+        if not best_moves:
+            raise ValueError(f"no legal move: the game is over\n{game.render(state)}")
+        return {m: 1.0 / len(best_moves) for m in best_moves}
 
 
 class MctsOpponent(Opponent):
@@ -153,6 +172,15 @@ class MixedOpponent(Opponent):
         if p >= 1.0 or (p > 0.0 and rng.random() < p):
             return self._random.choose(game, state, rng)
         return self.base.choose(game, state, rng)
+
+    def distribution(self, game: Game[Any, Any], state: Any) -> dict[Any, float]:
+        """``random_move_prob`` spread over the legal moves, the rest as the base plays."""
+        p = self.random_move_prob
+        out = {m: p * q for m, q in self._random.distribution(game, state).items()}
+        if p < 1.0:
+            for m, q in self.base.distribution(game, state).items():
+                out[m] = out.get(m, 0.0) + (1.0 - p) * q
+        return out
 
 
 class NoMoveLeftError(LookupError):

@@ -34,7 +34,7 @@ from typing import Any
 
 from core.games import make_game
 from core.games.base import Game
-from core.opponents import MinimaxOpponent, Opponent
+from core.opponents import MinimaxOpponent, MixedOpponent, Opponent
 
 TEACHER_DEPTHS: dict[str, int] = {"tictactoe": 9, "connect_four": 4, "nim": 12, "othello": 2}
 """The teacher's search depth per game (Tic-Tac-Toe: the whole game, so optimal)."""
@@ -71,6 +71,18 @@ class Teacher(Opponent):
             raise ValueError(f"no legal move: the game is over\n{game.render(state)}")
         top = max(scored.values())
         return rng.choice([m for m, v in scored.items() if v >= top - _TIE])
+
+    def distribution(self, game: Game[Any, Any], state: Any) -> dict[Any, float]:
+        """Each move of the best chance, equally likely (two-player games; the
+        solver of a one-player game has none)."""
+        if game.spec.num_players == 1:
+            raise NotImplementedError(f"{self.name}: a solver has no move distribution")
+        scored = self.move_chances(game, state)
+        if not scored:
+            raise ValueError(f"no legal move: the game is over\n{game.render(state)}")
+        top = max(scored.values())
+        best = [m for m, v in scored.items() if v >= top - _TIE]
+        return {m: 1.0 / len(best) for m in best}
 
     def move_chances(self, game: Game[Any, Any], state: Any) -> dict[Any, float]:
         """Each best minimax move at ``state`` and its chance (expected score
@@ -115,6 +127,27 @@ class Teacher(Opponent):
                 self._chances.clear()
             self._chances[key] = value
         return value
+
+
+WEAK_TEACHER_DEPTH = 1
+WEAK_TEACHER_RANDOM_MOVE_PROB = 0.05
+"""The weak teacher: minimax to depth 1 (its own move, scored by the game's evaluation;
+ties uniform) with 5% random moves. Its exact Tic-Tac-Toe W/D/L (both sides averaged,
+every branch enumerated) is 91.8/5.6/2.6 against random play and 0/76.0/24.0 against
+the optimal opponent: the seed course's teacher (GPT-5 mini, 100 games) played 90/9/1
+and 0/76/24. Without the random moves depth 1 plays 93.5/5.0/1.5 and 0/80.9/19.1;
+depth 2 with 15% random moves 85.7/9.7/4.7 and 0/75.6/24.4."""
+
+
+def weak_teacher(game: str) -> Opponent:
+    """The seed's imperfect teacher profile (:data:`WEAK_TEACHER_DEPTH`,
+    :data:`WEAK_TEACHER_RANDOM_MOVE_PROB`): a player RL can beat, from games a
+    student can imitate. Two-player games only (``ValueError`` otherwise)."""
+    if make_game(game).spec.num_players != 2:
+        raise ValueError(f"the weak teacher needs a two-player game, not {game!r}")
+    teacher = MixedOpponent(MinimaxOpponent(WEAK_TEACHER_DEPTH), WEAK_TEACHER_RANDOM_MOVE_PROB)
+    teacher.name = f"weak:minimax:{WEAK_TEACHER_DEPTH}+random:{WEAK_TEACHER_RANDOM_MOVE_PROB:g}"
+    return teacher
 
 
 def make_teacher(

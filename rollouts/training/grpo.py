@@ -86,6 +86,14 @@ class GRPOSettings:
     """``GRPOConfig.max_completion_length`` (tokens of a whole game's replies)."""
     max_new_tokens: int = 64
     """rollout_func: cap on one reply."""
+    history: str = "auto"
+    """rollout_func: what each reply is generated from: ``game`` (the whole chat so far, one
+    token sequence per game), ``none`` (the current observation alone, one decision at a
+    time: ``gamebridge train recipe`` models), ``auto`` (``none`` for a model whose chat
+    template is the recipe's decision template, else ``game``)."""
+    decisions_per_game: int = 1
+    """rollout_func with history ``none``: decisions of each game trained (it must divide
+    ``num_generations``: a GRPO group is then ``num_generations / decisions_per_game`` games)."""
     beta: float = 0.0
     """KL coefficient against the reference model (0: no reference model)."""
     loss_type: str = "dapo"
@@ -114,6 +122,11 @@ class GRPOSettings:
     """Log every this many updates."""
     output_dir: str = "runs/grpo"
     """Where the trained model is saved."""
+    shared_forward: bool = True
+    """Score each distinct (prompt, completion) row of a batch once in the training forward
+    and backward, and share its log-probabilities with its copies (``SharedForwardGRPOTrainer``).
+    Exact (every copy's loss term and gradient is the same as if it were scored alone); pays
+    where rows repeat, as one-decision rollouts of a small game do."""
     reward_weights: str = ""
     """The rubric's weights, e.g. ``win=1,format=0.2`` (core's components: win, margin,
     format, invalid; empty: core's defaults). They travel on every task, so the
@@ -216,6 +229,9 @@ def build_trainer(
     from adapters.trl import environment_class, make_dataset, reward_functions
     from rollouts.training.text_rollout import TextRollout
 
+    from rollouts.training.sft import quiet_datasets
+
+    quiet_datasets(progress)
     args = grpo_config(s, progress=progress)
     if model is None:
         if not s.model:
@@ -233,12 +249,17 @@ def build_trainer(
             r=s.lora_r, lora_alpha=2 * s.lora_r, target_modules="all-linear", task_type="CAUSAL_LM"
         )
     tools = s.mode == "env_factory"
+    if rollout is None and not tools:
+        rollout = TextRollout(
+            s.max_new_tokens,
+            history=resolve_history(s.history, tokenizer),
+            decisions_per_game=s.decisions_per_game,
+        )
     kwargs: dict[str, Any] = (
-        {"environment_factory": environment_class(s.game)}
-        if tools
-        else {"rollout_func": rollout or TextRollout(s.max_new_tokens)}
+        {"environment_factory": environment_class(s.game)} if tools else {"rollout_func": rollout}
     )
-    return GRPOTrainer(
+    trainer_class = shared_forward_trainer() if s.shared_forward else GRPOTrainer
+    return trainer_class(
         model=model,
         reward_funcs=reward_functions(),
         args=args,
@@ -248,6 +269,70 @@ def build_trainer(
         callbacks=callbacks,
         **kwargs,
     )
+
+
+def shared_forward_trainer() -> Any:
+    """``GRPOTrainer`` whose log-probability forward runs once per distinct row of the batch.
+
+    A one-decision batch of a small game repeats itself: every game played as X opens on
+    the same empty board, and a confident policy mostly answers it the same way. TRL scores
+    each of the batch's rows with its own forward (and backward) pass; here the rows whose
+    tokens and mask are identical are scored once, and the log-probabilities (and
+    entropies) gathered back to every copy with an index, so autograd sums the copies'
+    gradients into the one forward. Nothing else changes: advantages, clipping, the loss's
+    normalisation and the logged metrics see the full batch. Rows with images or other
+    per-row inputs are scored as TRL scores them."""
+    import torch
+    from trl import GRPOTrainer
+
+    plain = {"batch_size", "compute_entropy", "compute_aux_loss"}
+
+    class SharedForwardGRPOTrainer(GRPOTrainer):  # type: ignore[misc]
+        def _get_per_token_logps_and_entropies(
+            self,
+            model: Any,
+            input_ids: Any,
+            attention_mask: Any,
+            logits_to_keep: int,
+            *args: Any,
+            **kwargs: Any,
+        ) -> Any:
+            if args or any(v is not None for k, v in kwargs.items() if k not in plain):
+                return super()._get_per_token_logps_and_entropies(
+                    model, input_ids, attention_mask, logits_to_keep, *args, **kwargs
+                )
+            key = torch.cat([input_ids.masked_fill(attention_mask == 0, -1), attention_mask], 1)
+            distinct, inverse = torch.unique(key, dim=0, return_inverse=True)
+            # (distinct rows, rows) of each scored batch: the benchmark reads them
+            self.__dict__.setdefault("distinct_rows", []).append(
+                (int(distinct.size(0)), int(key.size(0)))
+            )
+            if distinct.size(0) == key.size(0):
+                return super()._get_per_token_logps_and_entropies(
+                    model, input_ids, attention_mask, logits_to_keep, **kwargs
+                )
+            first = torch.full((distinct.size(0),), key.size(0), dtype=torch.long)
+            first = first.scatter_reduce(0, inverse, torch.arange(key.size(0)), reduce="amin")
+            logps, entropies, aux = super()._get_per_token_logps_and_entropies(
+                model, input_ids[first], attention_mask[first], logits_to_keep, **kwargs
+            )
+            return (
+                logps[inverse],
+                None if entropies is None else entropies[inverse],
+                aux,
+            )
+
+    return SharedForwardGRPOTrainer
+
+
+def resolve_history(history: str, tokenizer: Any) -> str:
+    """``auto``: ``none`` for a recipe model (its chat template shows one decision), else
+    ``game``."""
+    from rollouts.training.tiny import is_decision_model
+
+    if history == "auto":
+        return "none" if is_decision_model(tokenizer) else "game"
+    return history
 
 
 def train_grpo(
@@ -270,7 +355,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_settings_arguments(
         p,
         GRPOSettings,
-        choices={"mode": MODES},
+        choices={"mode": MODES, "history": ("auto", "game", "none")},
         types={"reward_weights": _weights},
         required=("model",),
     )

@@ -83,7 +83,6 @@ class GamePlan:
     teacher_games: int
     sft_steps: int
     rl_steps: int
-    weak_start: bool
     hard_steps: int = 0
     """Steps of the hard-example SFT phase (0: none)."""
     exact: bool = False
@@ -91,9 +90,9 @@ class GamePlan:
 
 
 PLANS: dict[str, GamePlan] = {
-    "tictactoe": GamePlan(9, "optimal (minimax:9)", 0, 8, 3000, 1600, 10, True, 400, True),
-    "connect_four": GamePlan(2, "minimax:2", 2, 8, 600, 600, 20, False),
-    "wordle": GamePlan(2, "-", 0, 12, 600, 600, 0, False),
+    "tictactoe": GamePlan(9, "optimal (minimax:9)", 0, 8, 3000, 1600, 10, 400, True),
+    "connect_four": GamePlan(2, "minimax:2", 2, 8, 600, 600, 20),
+    "wordle": GamePlan(2, "-", 0, 12, 600, 600, 0),
 }
 """Per-game budgets (Connect Four and Wordle reduced: see docs/trl.md)."""
 
@@ -106,9 +105,17 @@ QUICK: dict[str, Any] = {
     "num_groups": 2,
     "num_generations": 4,
     "sampled": False,
-    "weak_start": "no",
 }
 """``--quick``: a smoke run of every stage (a minute or two on 2 cores)."""
+
+TEACHERS = ("strong", "weak")
+"""``--teacher``: whose games SFT imitates (see ``RecipeSettings.teacher``)."""
+
+WEAK: dict[str, Any] = {
+    "sft_steps": 600,
+    "hard_steps": 0,
+}
+"""``--teacher weak``: the settings that differ from the strong teacher's recipe."""
 
 
 @dataclass
@@ -117,6 +124,10 @@ class RecipeSettings:
 
     game: str = "tictactoe"
     """The game (its plan in :data:`PLANS`)."""
+    teacher: str = "strong"
+    """``strong``: ``core.teacher`` (minimax-optimal, ties toward the best chance against
+    imperfect play); ``weak``: the seed's imperfect teacher (``core.teacher.weak_teacher``:
+    minimax depth 1 with 5% random moves), which RL has to go beyond (:data:`WEAK`)."""
     seed: int = 0
     """Seed of the teacher games, the model, SFT, GRPO and the held-out tasks."""
     quick: bool = False
@@ -185,16 +196,6 @@ class RecipeSettings:
     """Also evaluate sampled play (at ``eval_temperature``)."""
     eval_temperature: float = 1.0
     """Temperature of the sampled evaluation."""
-    weak_start: str = "auto"
-    """``yes``/``no``/``auto`` (the game's plan): the weaker-start arm."""
-    weak_sft_fraction: float = 0.5
-    """The weaker start's share of the SFT steps (Tic-Tac-Toe: 800 of 1600; its teacher is weaker too)."""
-    weak_rl_stages: str = "0-0.25"
-    """The weaker start's GRPO stages ("": ``rl_stages``; 0.2-0.7 at lr 1e-4 wrecked it)."""
-    weak_rl_steps: int = 40
-    """The weaker start's GRPO steps per stage (-1: ``rl_steps``; it has room, so more)."""
-    weak_rl_learning_rate: float = 5e-5
-    """GRPO learning rate of the weaker start (it has room; the strong start keeps 2e-5)."""
     hidden_size: int = 0
     """Model width (0: :data:`MODEL_CONFIG`; the intermediate size is three times it)."""
     num_layers: int = 0
@@ -214,7 +215,15 @@ def resolve(s: RecipeSettings) -> RecipeSettings:
     plan = PLANS.get(s.game)
     if plan is None:
         raise ValueError(f"the recipe knows {sorted(PLANS)}, not {s.game!r}")
+    if s.teacher not in TEACHERS:
+        raise ValueError(f"teacher must be one of {TEACHERS}, not {s.teacher!r}")
+    if s.teacher == "weak" and one_player(s.game):
+        raise ValueError("the weak teacher needs a two-player game")
     values = asdict(s)
+    if s.teacher == "weak":
+        for key, value in WEAK.items():
+            if values[key] == getattr(RecipeSettings(), key):
+                values[key] = value
     if s.quick:
         for key, value in QUICK.items():
             if values[key] == getattr(RecipeSettings(), key):
@@ -226,20 +235,23 @@ def resolve(s: RecipeSettings) -> RecipeSettings:
         values["rl_steps"] = plan.rl_steps
     if values["hard_steps"] < 0:
         values["hard_steps"] = plan.hard_steps
-    if values["weak_start"] == "auto":
-        values["weak_start"] = "yes" if plan.weak_start else "no"
     if not values["output_dir"]:
-        values["output_dir"] = f"runs/recipe-{s.game}" + ("-quick" if s.quick else "")
+        values["output_dir"] = f"runs/recipe-{run_name(s)}" + ("-quick" if s.quick else "")
     if values["docs"] == "auto":
         values["docs"] = "" if s.quick else "docs/trl.md"
     if values["sft_loss"] not in ("sequence", "assistant"):
         raise ValueError(f"sft_loss must be sequence or assistant, not {values['sft_loss']!r}")
     if values["exhaustive"] == "auto":
-        values["exhaustive"] = "yes" if s.game == "tictactoe" else "no"
+        values["exhaustive"] = "yes" if s.game == "tictactoe" and s.teacher == "strong" else "no"
     if values["exhaustive"] not in ("yes", "no"):
         raise ValueError(f"exhaustive must be yes, no or auto, not {values['exhaustive']!r}")
-    if values["exhaustive"] == "yes" and (plan.opening_plies or one_player(s.game)):
-        raise ValueError("exhaustive teacher games need a two-player game without an opening")
+    if values["exhaustive"] == "yes" and (
+        plan.opening_plies or one_player(s.game) or s.teacher != "strong"
+    ):
+        raise ValueError(
+            "exhaustive teacher games need the strong teacher and a two-player game "
+            "without an opening"
+        )
     if values["rl_decisions_per_game"] < 1:
         raise ValueError(
             f"rl_decisions_per_game must be >= 1, not {values['rl_decisions_per_game']!r}"
@@ -248,15 +260,13 @@ def resolve(s: RecipeSettings) -> RecipeSettings:
         raise ValueError(
             f"sft_assistant_weight must be >= 0, not {values['sft_assistant_weight']!r}"
         )
-    if values["weak_start"] not in ("yes", "no"):
-        raise ValueError(f"weak_start must be yes, no or auto, not {values['weak_start']!r}")
     parse_stages(values["rl_stages"])
-    if not values["weak_rl_stages"]:
-        values["weak_rl_stages"] = values["rl_stages"]
-    parse_stages(values["weak_rl_stages"])
-    if values["weak_rl_steps"] < 0:
-        values["weak_rl_steps"] = values["rl_steps"]
     return RecipeSettings(**values)
+
+
+def run_name(s: RecipeSettings) -> str:
+    """The run's name: the game, ``-weak`` for the weak teacher (output folder, docs markers)."""
+    return s.game + ("-weak" if s.teacher == "weak" else "")
 
 
 def one_player(game: str) -> bool:
@@ -512,41 +522,52 @@ def student_errors(
     return wrong
 
 
-def exact_outcomes(task: Any, replies_to: Any, opponent_moves: Any) -> dict[str, float]:
-    """The expected W/D/L of a deterministic player on ``task``: ``replies_to(observations)``
-    gives its reply to each, ``opponent_moves(game, state)`` every move the opponent may
-    play there, each equally likely, and every branch is played through ``core.Episode``
-    (a ``MoveListOpponent`` replaying one branch), which judges the replies and the
-    ending. The branches advance together, a round at a time, so the player is asked
-    about every position the round reaches in one batch. No sampling: the figure a
-    held-out sample of games estimates."""
+def exact_outcomes(task: Any, replies_to: Any, opponent: Any) -> dict[str, float]:
+    """The expected W/D/L of a player on ``task``: ``replies_to(observations)`` gives its
+    reply to each (a text: a deterministic player; or a mapping of replies to their
+    probabilities: a stochastic one), ``opponent.distribution(game, state)`` every move the
+    opponent may play there and its probability, and every branch is played through
+    ``core.Episode`` (a ``MoveListOpponent`` replaying one branch), which judges the
+    replies and the ending. The branches advance together, a round at a time, so the
+    player is asked about every position the round reaches in one batch. No sampling:
+    the figure a held-out sample of games estimates."""
     from core.episode import Episode
     from core.opponents import MoveListOpponent, NoMoveLeftError
 
     totals = {"win": 0.0, "draw": 0.0, "loss": 0.0}
     branches: list[tuple[list[str], list[str], float]] = [([], [], 1.0)]
     while branches:
-        following, asking, observations = [], [], []
+        # Branches that reach one position (the same state and invalid replies so far) by
+        # different orders have one future: one of them goes on, with their summed chance.
+        merged: dict[Any, list[Any]] = {}
         for theirs, mine, p in branches:
             ep = Episode(task, opponent=MoveListOpponent(theirs))
             try:
                 ep.reset()
                 for reply in mine:
                     ep.step(reply)
-            except NoMoveLeftError as e:  # the opponent's turn: every move it may play
-                moves = list(opponent_moves(ep.game, e.state))
-                for m in moves:
-                    following.append(
-                        (theirs + [ep.game.move_to_text(e.state, m)], mine, p / len(moves))
-                    )
-                continue
-            if ep.done:
-                totals[ep.result if ep.result in totals else "loss"] += p
-                continue
-            asking.append((theirs, mine, p))
-            observations.append(ep.observation)
-        replies = replies_to(observations) if observations else []
-        following += [(t, m + [r], p) for (t, m, p), r in zip(asking, replies, strict=True)]
+            except NoMoveLeftError as e:  # the opponent's turn
+                key: tuple[Any, ...] = ("opponent", e.state, ep.invalid_moves)
+                payload: Any = (ep.game, e.state)
+            else:
+                if ep.done:
+                    totals[ep.result if ep.result in totals else "loss"] += p
+                    continue
+                key = ("player", ep.state, ep.invalid_moves, ep.observation)
+                payload = ep.observation
+            if key in merged:
+                merged[key][2] += p
+            else:
+                merged[key] = [theirs, mine, p, payload, key[0]]
+        following: list[tuple[list[str], list[str], float]] = []
+        asking = [b for b in merged.values() if b[4] == "player"]
+        for theirs, mine, p, (game, state), _ in (b for b in merged.values() if b[4] != "player"):
+            for m, q in opponent.distribution(game, state).items():  # every move it may play
+                following.append((theirs + [game.move_to_text(state, m)], mine, p * q))
+        replies = replies_to([b[3] for b in asking]) if asking else []
+        for (theirs, mine, p, _, _), reply in zip(asking, replies, strict=True):
+            for r, q in ({reply: 1.0} if isinstance(reply, str) else reply).items():
+                following.append((theirs, mine + [r], p * q))
         branches = following
     return totals
 
@@ -554,28 +575,26 @@ def exact_outcomes(task: Any, replies_to: Any, opponent_moves: Any) -> dict[str,
 def exact_evaluation(s: RecipeSettings, replies_to: Any) -> dict[str, dict[str, float]]:
     """:func:`exact_outcomes` against the random opponent (its legal moves) and the
     optimal one (minimax's tied best moves, as it breaks ties uniformly), both sides
-    averaged, as the held-out sets alternate them: win and non-loss rates."""
-    from core.opponents import MinimaxOpponent
+    averaged, as the held-out sets alternate them: win, draw, loss and non-loss rates."""
+    from core.opponents import MinimaxOpponent, RandomOpponent
     from core.tasks import make_tasks
 
     plan = PLANS[s.game]
-    minimax = MinimaxOpponent(plan.opponent_depth)
-    choices = {
-        "random": lambda game, state: game.legal_moves(state),
-        "optimal": lambda game, state: minimax.search(game, state).best_moves,
-    }
+    opponents = {"random": RandomOpponent(), "optimal": MinimaxOpponent(plan.opponent_depth)}
     out = {}
-    for name, moves in choices.items():
+    for name, opponent in opponents.items():
         sides = [  # the model's side 0 and 1
-            exact_outcomes(task, replies_to, moves)
+            exact_outcomes(task, replies_to, opponent)
             for task in make_tasks(
                 2, seed=1, game=s.game, opening_plies=0, max_random_move_prob=0.0
             )
         ]
-        win = sum(o["win"] for o in sides) / 2
+        win, draw = (sum(o[k] for o in sides) / 2 for k in ("win", "draw"))
         out[name] = {
             "win_rate": round(win, 4),
-            "non_loss_rate": round(win + sum(o["draw"] for o in sides) / 2, 4),
+            "draw_rate": round(draw, 4),
+            "loss_rate": round(1.0 - win - draw, 4),
+            "non_loss_rate": round(win + draw, 4),
         }
     return out
 
@@ -596,18 +615,20 @@ def model_replies_to(model: Any, tokenizer: Any, max_new_tokens: int) -> Any:
 
 
 def teacher_replies_to(teacher: Any, game_name: str) -> Any:
-    """The teacher's replies to observations: one of its best moves (every one of its
-    exact ties has the same chance), read off the board each observation shows."""
+    """The teacher's replies to observations: every move it may play on the board each
+    observation shows, with its probability (``teacher.distribution``), as ``<move>``
+    replies."""
     from core.games import make_game
     from core.parsing import format_reply
 
     game = make_game(game_name)
 
-    def reply_to(observation: str) -> str:
+    def reply_to(observation: str) -> dict[str, float]:
         state = game.parse_board(observation)
-        chances = teacher.move_chances(game, state)
-        best = max(chances, key=lambda m: (chances[m], -list(chances).index(m)))
-        return format_reply(game.move_to_text(state, best))
+        return {
+            format_reply(game.move_to_text(state, m)): q
+            for m, q in teacher.distribution(game, state).items()
+        }
 
     return lambda observations: [reply_to(o) for o in observations]
 
@@ -715,24 +736,22 @@ def run_rl_stages(
     s: RecipeSettings,
     model: Any,
     tokenizer: Any,
-    arm: str,
     results: dict[str, Any],
     sets: dict[str, list[Any]],
     clock: Clock,
     sampled: bool,
-    learning_rate: float | None = None,
     on_stage: Any = None,
 ) -> Any:
-    """The GRPO stages for one arm, each followed by its evaluation (sampled
-    play too after the last stage when ``sampled``)."""
+    """The GRPO stages, each followed by its evaluation (sampled play too after the
+    last stage when ``sampled``)."""
     from rollouts.training.grpo import GRPOSettings, train_grpo
     from rollouts.training.text_rollout import TextRollout
 
     plan = PLANS[s.game]
-    stages = parse_stages(s.weak_rl_stages if arm else s.rl_stages)
-    steps = s.weak_rl_steps if arm else s.rl_steps
+    stages = parse_stages(s.rl_stages)
+    steps = s.rl_steps
     for k, (lo, hi) in enumerate(stages, start=1):
-        stage = f"{arm}rl{k}"
+        stage = f"rl{k}"
         grpo = GRPOSettings(
             game=s.game,
             mode="rollout_func",
@@ -746,7 +765,7 @@ def run_rl_stages(
             num_groups=s.num_groups,
             num_generations=s.num_generations * s.rl_decisions_per_game,
             temperature=s.temperature,
-            learning_rate=s.rl_learning_rate if learning_rate is None else learning_rate,
+            learning_rate=s.rl_learning_rate,
             loss_type=s.loss_type,
             epsilon_high=s.epsilon_high,
             max_steps=steps,
@@ -770,9 +789,9 @@ def run_rl_stages(
         model = trainer.model
         results["logs"][stage] = [h for h in trainer.state.log_history if "loss" in h]
         clock.mark(stage)
-        label = f"{'weak ' if arm else ''}RL{k} ({lo:g}-{hi:g})"
+        label = f"RL{k} ({lo:g}-{hi:g})"
         record(s, model, tokenizer, stage, label, results, sets, sampled and k == len(stages))
-        _log(s, clock, ("(weak start) " if arm else "") + line(stage, results["stages"][stage]))
+        _log(s, clock, line(stage, results["stages"][stage]))
         if on_stage is not None:
             on_stage()
     return model
@@ -904,49 +923,6 @@ def hard_phase(
     )
 
 
-def weak_arm(settings: dict[str, Any], tokenizer_dir: str) -> None:
-    """The weaker start (its own process): the uniform-tie minimax as teacher,
-    ``weak_sft_fraction`` of the SFT steps, its RL stages (``weak_rl_stages``,
-    ``weak_rl_steps``) at ``weak_rl_learning_rate``; greedy evaluation after each; writes
-    ``weak.json`` and ``weak-model/`` beside the main run."""
-    import torch
-
-    from core.opponents import MinimaxOpponent
-    from rollouts.training.tiny import build_model, load_tokenizer, save_tiny
-
-    s = RecipeSettings(**settings)
-    torch.set_num_threads(s.threads)
-    plan = PLANS[s.game]
-    out = Path(s.output_dir)
-    clock = Clock()
-    tokenizer = load_tokenizer(tokenizer_dir)
-    sets = eval_sets(s)
-    results: dict[str, Any] = {"stages": {}, "logs": {}}
-    keep = kept_results(s.game)
-    games = play_teacher(MinimaxOpponent(plan.opponent_depth), teacher_tasks(s))
-    rows = sft_rows(decisions(games, keep), s.unique_repeats, s.seed)
-    model = build_model(tokenizer, seed=s.seed, **model_config(s))
-    sft(
-        s,
-        model,
-        tokenizer,
-        rows,
-        max(1, int(s.sft_steps * s.weak_sft_fraction)),
-        "weak-sft",
-        results,
-    )
-    clock.mark("weak-sft")
-    record(s, model, tokenizer, "weak-sft", "weak SFT", results, sets, False)
-    _log(s, clock, "(weak start) " + line("weak-sft", results["stages"]["weak-sft"]))
-    if s.weak_rl_steps > 0:
-        model = run_rl_stages(
-            s, model, tokenizer, "weak-", results, sets, clock, False, s.weak_rl_learning_rate
-        )
-    save_tiny(model, tokenizer, out / "weak-model", {"recipe": asdict(s), "arm": "weak"})
-    results["timing"] = clock.figures()
-    (out / "weak.json").write_text(json.dumps(results, indent=2))
-
-
 def run_recipe(settings: RecipeSettings) -> dict[str, Any]:
     """The whole recipe; returns (and writes) the results."""
     from rollouts.training.tiny import _require
@@ -954,10 +930,9 @@ def run_recipe(settings: RecipeSettings) -> dict[str, Any]:
     _require()
     import torch
 
-    from core.teacher import make_teacher
+    from core.teacher import make_teacher, weak_teacher
     from rollouts.training.tiny import (
-        PLAIN_CHAT_TEMPLATE,
-        TINY_MARKER,
+        DECISION_CHAT_TEMPLATE,
         build_model,
         build_tokenizer,
         save_tiny,
@@ -972,7 +947,7 @@ def run_recipe(settings: RecipeSettings) -> dict[str, Any]:
     sets = eval_sets(s)
 
     # 1. teacher games and the ceiling
-    teacher = make_teacher(s.game)
+    teacher = make_teacher(s.game) if s.teacher == "strong" else weak_teacher(s.game)
     keep = kept_results(s.game)
     games = play_teacher(teacher, teacher_tasks(s))
     pairs = decisions(games, keep)
@@ -1014,7 +989,7 @@ def run_recipe(settings: RecipeSettings) -> dict[str, Any]:
     rows = sft_rows(pairs, s.unique_repeats, s.seed, coverage)
 
     # 2. tokenizer and model
-    tokenizer = build_tokenizer(rows[:3000], s.vocab_size, PLAIN_CHAT_TEMPLATE)
+    tokenizer = build_tokenizer(rows[:3000], s.vocab_size, DECISION_CHAT_TEMPLATE)
     model = build_model(tokenizer, seed=s.seed, **model_config(s))
     results["model"] = {
         "parameters": sum(p.numel() for p in model.parameters()),
@@ -1034,18 +1009,6 @@ def run_recipe(settings: RecipeSettings) -> dict[str, Any]:
             1,
         ),
     }
-    # the weaker start runs beside the main arm, in its own process (the second core)
-    child = None
-    if s.weak_start == "yes":
-        import multiprocessing
-
-        tokenizer.save_pretrained(out / "tokenizer")
-        (out / "tokenizer" / TINY_MARKER).write_text("{}")
-        child = multiprocessing.get_context("spawn").Process(
-            target=weak_arm, args=(asdict(s), str(out / "tokenizer")), name="recipe-weak-start"
-        )
-        child.start()
-
     def checkpoint(done: bool = False) -> None:
         """Write the results so far (an interrupted run keeps its finished stages)."""
         results["timing"] = clock.figures()
@@ -1069,19 +1032,9 @@ def run_recipe(settings: RecipeSettings) -> dict[str, Any]:
     # 4-5. RL stages, each evaluated
     if s.rl_steps > 0:
         model = run_rl_stages(
-            s, model, tokenizer, "", results, sets, clock, s.sampled, on_stage=checkpoint
+            s, model, tokenizer, results, sets, clock, s.sampled, on_stage=checkpoint
         )
     save_tiny(model, tokenizer, out / "model", {"recipe": asdict(s)})
-
-    if child is not None:
-        child.join()
-        weak_file = out / "weak.json"
-        if child.exitcode != 0 or not weak_file.exists():
-            raise RuntimeError(f"the weaker-start process failed (exit code {child.exitcode})")
-        weak = json.loads(weak_file.read_text())
-        results["stages"].update(weak["stages"])
-        results["logs"].update(weak["logs"])
-        results["weak_timing"] = weak["timing"]
     checkpoint(done=True)
     return results
 
@@ -1145,24 +1098,32 @@ def stage_table(results: dict[str, Any], decoding: str, keys: Sequence[str]) -> 
 
 
 def exact_table(results: dict[str, Any], keys: Sequence[str]) -> list[str]:
-    """The exact expectations of the greedy stages (games small enough to enumerate)."""
+    """The exact expectations of the teacher and the greedy stages (games small enough
+    to enumerate): W/D/L in percent against each opponent."""
     rows = [("teacher, ceiling", results["teacher"].get("exact"))]
     rows += [(results["stages"][k]["label"], results["stages"][k].get("exact")) for k in keys]
     rows = [(label, e) for label, e in rows if e]
     if not rows:
         return []
+
+    def wdl(e: dict[str, float]) -> str:
+        parts = (e["win_rate"], e.get("draw_rate"), e.get("loss_rate"))
+        if parts[1] is None or parts[2] is None:  # a run written before draws were kept
+            return f"{100 * e['win_rate']:.2f} / - / -"
+        return " / ".join(f"{100 * x:.2f}" for x in parts)
+
     return [
         "",
-        "Exact expectation, greedy: every move the opponent may play enumerated, each "
-        "equally likely (the random opponent's legal moves, the optimal one's tied best "
-        "moves), both sides averaged, every branch through `core.Episode`; no sampling, so "
-        "no interval (the held-out games above are a sample of these):",
+        "Exact expectation, greedy (the teacher as it plays, with its ties and random "
+        "moves): every move each side may play enumerated with its probability (the random "
+        "opponent's legal moves, the optimal one's tied best moves, each equally likely), "
+        "both sides averaged, every branch through `core.Episode`; no sampling, so no "
+        "interval (the held-out games above are a sample of these):",
         "",
-        "| stage | vs random win | vs random non-loss | vs optimal non-loss |",
+        "| stage | vs random W / D / L % | vs optimal W / D / L % | vs optimal non-loss |",
         "|---|---|---|---|",
         *(
-            f"| {label} | {100 * e['random']['win_rate']:.2f}% "
-            f"| {100 * e['random']['non_loss_rate']:.2f}% "
+            f"| {label} | {wdl(e['random'])} | {wdl(e['optimal'])} "
             f"| {100 * e['optimal']['non_loss_rate']:.2f}% |"
             for label, e in rows
         ),
@@ -1173,8 +1134,7 @@ def markdown(results: dict[str, Any]) -> str:
     s = results["settings"]
     m = results["model"]
     t = results["timing"]
-    main = [k for k in results["stages"] if not k.startswith("weak-")]
-    weak = [k for k in results["stages"] if k.startswith("weak-")]
+    main = list(results["stages"])
     games = {name: e["games"] for name, e in results["teacher"]["held_out"].items()}
     load = t["load_average_1_5_15"]
     lines = [
@@ -1245,17 +1205,6 @@ def markdown(results: dict[str, Any]) -> str:
             "",
             *stage_table(results, "sampled", main),
         ]
-    if weak:
-        lines += [
-            "",
-            f"Weaker start (uniform-tie minimax as teacher, "
-            f"{max(1, int(s['sft_steps'] * s['weak_sft_fraction']))} SFT steps, "
-            f"RL {s.get('weak_rl_steps', s['rl_steps'])} steps per stage at lr "
-            f"{s['weak_rl_learning_rate']:g}), greedy:",
-            "",
-            *stage_table({"stages": results["stages"]}, "greedy", weak),
-            *exact_table({"teacher": {}, "stages": results["stages"]}, weak),
-        ]
     return "\n".join(lines) + "\n"
 
 
@@ -1323,7 +1272,7 @@ def write_results(s: RecipeSettings, results: dict[str, Any]) -> None:
     md = markdown(results)
     (out / "results.md").write_text(md)
     (out / "plot.svg").write_text(svg_plot(results))
-    results["docs_written"] = bool(s.docs) and write_docs(s.docs, s.game, md)
+    results["docs_written"] = bool(s.docs) and write_docs(s.docs, run_name(s), md)
 
 
 # --- CLI ---------------------------------------------------------------------------------------------

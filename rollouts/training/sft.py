@@ -59,6 +59,7 @@ def run_sft(
         from trl import SFTConfig, SFTTrainer
     except ImportError as e:
         raise ImportError("SFT needs TRL; install with: pip install -e '.[trl]'") from e
+    quiet_datasets(progress)
     args = SFTConfig(
         output_dir=output_dir,
         max_steps=max_steps,
@@ -92,6 +93,14 @@ def run_sft(
     return trainer
 
 
+def quiet_datasets(progress: bool) -> None:
+    """``datasets``' progress bars (tokenizing, building labels, ...) follow ``progress``:
+    without it a run's log is the run's figures, not thousands of bar redraws."""
+    from datasets.utils.logging import disable_progress_bar, enable_progress_bar
+
+    (enable_progress_bar if progress else disable_progress_bar)()
+
+
 def _weighted_trainer(weight: float) -> Any:
     """An ``SFTTrainer`` whose loss is the whole sequence's mean token loss plus
     ``weight`` times the assistant tokens' (``labels`` hold the assistant mask)."""
@@ -121,6 +130,24 @@ def _weighted_trainer(weight: float) -> Any:
     return WeightedSFTTrainer
 
 
+def training_rows(
+    exported: Sequence[dict[str, Any]], *, decision_model: bool = False
+) -> list[dict[str, Any]]:
+    """Training rows of exported episodes: one row per episode (:func:`chat_row`), or, for
+    a model that reads one decision at a time (a recipe checkpoint, its chat template
+    ``DECISION_CHAT_TEMPLATE``), one row per text decision: the observation as the only
+    user turn and the reply (``core.conversation.decisions``), the format it was trained in."""
+    if not decision_model:
+        return [chat_row(r["messages"], game=r["game"]) for r in exported]
+    from core.conversation import decisions
+
+    return [
+        {"messages": [{"role": "user", "content": o}, {"role": "assistant", "content": a}]}
+        for r in exported
+        for o, a in decisions(r["messages"])
+    ]
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data", required=True, help="an export folder (data.jsonl) or a JSONL file")
     p.add_argument("--model", required=True, help="a local model folder or hub id (with tokenizer)")
@@ -137,10 +164,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from transformers import AutoModelForCausalLM
 
-    from rollouts.training.tiny import keep_marker, load_tokenizer
+    from rollouts.training.tiny import is_decision_model, keep_marker, load_tokenizer
 
-    rows = [chat_row(r["messages"], game=r["game"]) for r in read_export(args.data)]
     tokenizer = load_tokenizer(args.model)
+    rows = training_rows(read_export(args.data), decision_model=is_decision_model(tokenizer))
     model = AutoModelForCausalLM.from_pretrained(args.model)
     run_sft(
         model,

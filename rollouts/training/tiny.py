@@ -151,6 +151,38 @@ PLAIN_CHAT_TEMPLATE = (
 replies are marked as generation (assistant-token masks for the loss)."""
 
 
+DECISION_CHAT_TEMPLATE = (
+    "{%- set ns = namespace(start=0) %}"
+    "{%- for message in messages %}"
+    "{%- if message['role'] in ['user', 'tool'] %}{%- set ns.start = loop.index0 %}{%- endif %}"
+    "{%- endfor %}"
+    "{%- for message in messages[ns.start:] %}"
+    "{%- set role = 'user' if message['role'] == 'tool' else message['role'] %}"
+    "{{- '<|im_start|>' + role + '\\n' }}"
+    "{%- if role == 'assistant' %}{% generation %}"
+    "{{- (message['content'] or '') + '<|im_end|>' }}{% endgeneration %}"
+    "{%- else %}{{- (message['content'] or '') + '<|im_end|>' }}{%- endif %}"
+    "{{- '\\n' }}"
+    "{%- endfor %}"
+    "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}"
+)
+"""The recipe's chat template: a decision is the last observation alone. It renders
+the conversation from its last ``user`` or ``tool`` message on (a tool result as a user
+turn), in :data:`PLAIN_CHAT_TEMPLATE`'s turn format, and drops the system prompt and
+every earlier turn. So a recipe checkpoint reads the prompt it was trained on from any
+server that applies its chat template to a framework's whole chat (``serve-policy
+--context chat``, vLLM, any OpenAI-compatible server), and a one-decision SFT row
+(observation, reply) renders exactly as with :data:`PLAIN_CHAT_TEMPLATE`. Not
+prefix-preserving across turns (a later turn drops the earlier ones): a recipe model
+is trained one decision at a time (``TextRollout(history="none")``)."""
+
+
+def is_decision_model(tokenizer: Any) -> bool:
+    """Whether ``tokenizer`` carries :data:`DECISION_CHAT_TEMPLATE` (a recipe checkpoint:
+    trained, and to be trained, one decision at a time)."""
+    return getattr(tokenizer, "chat_template", None) == DECISION_CHAT_TEMPLATE
+
+
 def _wrap(tok: Any, chat_template: str | None = None) -> Any:
     from transformers import PreTrainedTokenizerFast
     from trl.chat_template_utils import qwen2_5_chat_template
