@@ -80,6 +80,9 @@ class GRPOSettings:
     """Sampling temperature of the rollouts."""
     learning_rate: float = 1e-6
     """The optimizer's learning rate."""
+    lr_scheduler_type: str = "linear"
+    """The learning-rate schedule over ``max_steps`` (TRL's default ``linear`` decays to 0;
+    ``constant`` keeps it)."""
     max_steps: int = 100
     """Optimizer updates."""
     max_completion_length: int = 1024
@@ -179,6 +182,7 @@ def grpo_config(s: GRPOSettings, *, progress: bool = True) -> Any:
         output_dir=s.output_dir,
         max_steps=s.max_steps,
         learning_rate=s.learning_rate,
+        lr_scheduler_type=s.lr_scheduler_type,
         per_device_train_batch_size=per_device,
         gradient_accumulation_steps=batch // (per_device * world),
         num_generations=s.num_generations,

@@ -114,9 +114,14 @@ class TextRollout:
     """
 
     HISTORIES = ("game", "none")
+    GROUPS = ("game", "position")
 
     def __init__(
-        self, max_new_tokens: int = 32, history: str = "game", decisions_per_game: int = 1
+        self,
+        max_new_tokens: int = 32,
+        history: str = "game",
+        decisions_per_game: int = 1,
+        group: str = "game",
     ) -> None:
         if history not in self.HISTORIES:
             raise ValueError(f"history must be one of {self.HISTORIES}, not {history!r}")
@@ -127,6 +132,14 @@ class TextRollout:
                 f"decisions_per_game must be >= 1, and 1 unless history is 'none' "
                 f"(got {decisions_per_game!r} with history {history!r})"
             )
+        if group not in self.GROUPS or (group == "position" and history != "none"):
+            raise ValueError(
+                f"group must be one of {self.GROUPS} ('position' with history 'none'), "
+                f"not {group!r} with history {history!r}"
+            )
+        if group == "position" and decisions_per_game != 1:
+            raise ValueError("group 'position' trains one decision per game")
+        self.group = group
         self.max_new_tokens = max_new_tokens
         self.history = history
         self.decisions_per_game = decisions_per_game
@@ -134,6 +147,18 @@ class TextRollout:
 
     def __call__(self, prompts: list[list[dict[str, Any]]], trainer: Any) -> dict[str, Any]:
         tasks = [task_of(p) for p in prompts]
+        if self.group == "position":
+            size = getattr(trainer, "num_generations", 1)
+            played = self.play_branches(
+                trainer.accelerator.unwrap_model(trainer.model),
+                trainer.processing_class,
+                tasks,
+                size,
+                _generation_config(trainer),
+                list(trainer.eos_token_ids),
+            )
+            self.last_episodes = played.episodes
+            return self._columns(played)
         k = self.decisions_per_game
         if k > 1:
             groups = getattr(trainer, "num_generations", k)
@@ -154,6 +179,12 @@ class TextRollout:
         self.last_episodes = played.episodes
         if played.decisions is not None:
             played = self.one_decision_each(played) if k == 1 else self.decisions_each(played, k)
+        return self._columns(played)
+
+    @staticmethod
+    def _columns(played: Played) -> dict[str, Any]:
+        """What ``rollout_func`` returns: the rows' tokens, core's reward components and
+        episode statistics (one episode per row)."""
         out: dict[str, Any] = {
             "prompt_ids": played.prompt_ids,
             "completion_ids": played.completion_ids,
@@ -263,6 +294,61 @@ class TextRollout:
             [[1] * len(r) for _, r in first],
             decisions,
         )
+
+    def play_branches(
+        self,
+        model: Any,
+        tokenizer: Any,
+        tasks: Sequence[Task],
+        size: int,
+        generation_config: Any,
+        eos_token_ids: Sequence[int],
+    ) -> Played:
+        """``group="position"``: a GRPO group of ``size`` rows is ``size`` replies sampled at
+        one position, each played on to the end of its game. Per group (``size``
+        consecutive rows of one task): a trunk game is played with the model; one of its
+        decisions is drawn (``core.batch_stats.training_decisions``, seeded by the task and
+        the group's place in the batch); ``size`` episodes replay the trunk's replies up to
+        that decision through ``Episode.step`` (the opponent's choices depend only on the
+        task seed and the position, so they meet the same position), then each samples its
+        own reply there and plays on. The rows are that position's context and each
+        episode's reply, scored with its own game's reward: the group's members differ only
+        from the compared decision on, so its advantage is that decision's."""
+        if size < 1 or len(tasks) % size:
+            raise ValueError(f"the batch ({len(tasks)}) must be whole groups of {size}")
+        heads = list(tasks[::size])
+        trunk = self.play_decisions(model, tokenizer, heads, generation_config, eos_token_ids)
+        episodes: list[Episode] = []
+        contexts: list[list[int]] = []
+        for g, (task, decisions) in enumerate(zip(heads, trunk.decisions or [], strict=True)):
+            (at,) = training_decisions(task.seed, g, list(range(len(decisions))), 1)
+            prefix = [tokenizer.decode(r, skip_special_tokens=True) for _, r in decisions[:at]]
+            for _ in range(size):
+                ep = Episode(task)
+                observation = ep.reset()
+                for reply in prefix:
+                    observation = ep.step(reply).observation
+                episodes.append(ep)
+                contexts.append(self.decision_prompt(tokenizer, observation))
+        first = [list(c) for c in contexts]
+        replies: list[list[int] | None] = [None] * len(episodes)
+        active = list(range(len(episodes)))
+        while active:
+            generated = self.generate(
+                model, tokenizer, [contexts[i] for i in active], generation_config, eos_token_ids
+            )
+            still = []
+            for i, reply in zip(active, generated, strict=True):
+                if replies[i] is None:
+                    replies[i] = list(reply)
+                result = episodes[i].step(tokenizer.decode(reply, skip_special_tokens=True))
+                if result.done:
+                    continue
+                contexts[i] = self.decision_prompt(tokenizer, result.observation)
+                still.append(i)
+            active = still
+        completions = [r or [] for r in replies]
+        return Played(episodes, first, completions, [[1] * len(c) for c in completions])
 
     def play(
         self,
