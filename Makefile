@@ -41,7 +41,7 @@ BENCH_ARGS ?=
 FILES ?= .
 
 .PHONY: docs help setup setup-venv setup-nemo setup-ors setup-openenv setup-chromium test test-slow pytest lint format demo play bench fuzz \
-	faults load train-recipe train-ddp nemo-ng-run eval-ray bench-scale frameworks-latest clean
+	faults load train-recipe train-levers train-ddp nemo-ng-run eval-ray bench-scale frameworks-latest clean
 
 help: ## List the targets.
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) \
@@ -199,9 +199,14 @@ load: setup ## Load-test the environment servers, then each against its framewor
 	$(PY) -m bench.servers $(SERVERS_ARGS)
 
 GAME ?= tictactoe
+TEACHER ?= strong
 RECIPE_ARGS ?=
-train-recipe: setup-venv ## The seed's recipe on CPU: teacher, tiny model, SFT, GRPO, table into docs/trl.md (QUICK=1: smoke run; GAME=...).
-	$(VENV)/bin/gamebridge train recipe --game $(GAME) $(if $(QUICK),--quick,) $(RECIPE_ARGS)
+train-recipe: setup-venv ## The seed's recipe on CPU: teacher, tiny model, SFT, GRPO, table into docs/trl.md (TEACHER=weak: RL beyond an imperfect teacher; QUICK=1; GAME=...).
+	$(VENV)/bin/gamebridge train recipe --game $(GAME) --teacher $(TEACHER) $(if $(QUICK),--quick,) $(RECIPE_ARGS)
+
+LEVERS_ARGS ?=
+train-levers: setup-venv ## Which RL settings matter: the weak recipe's SFT student under one changed lever at a time (after make train-recipe TEACHER=weak); table into docs/trl.md.
+	$(VENV)/bin/gamebridge train levers --docs docs/trl.md $(LEVERS_ARGS)
 
 train-ddp: setup-venv ## GRPO on 2 CPU processes (accelerate launch, gloo), both TRL hooks; checks logs == core.
 	$(PY) -m rollouts.training.ddp demo $(DDP_ARGS)

@@ -8,9 +8,9 @@ alternating in order, after a warm-up update each:
 
 * **today**: 64 games an update (8 groups x 8 games, 4 decisions of each: 256 rows),
   every row scored by its own forward and backward pass (TRL's ``GRPOTrainer``);
-* **new**: 256 games an update (32 x 8, 4 decisions: 1,024 rows), each distinct row
-  scored once (``GRPOSettings.shared_forward``: the copies share its log-probabilities,
-  exactly).
+* **new** (the recipe's settings now): 256 games an update (32 groups of 8, 4 decisions of
+  each: 1,024 rows), each distinct row scored once (``GRPOSettings.shared_forward``: the
+  copies share its log-probabilities, exactly).
 
 Timed in CPU seconds of this process (``time.process_time``) with one torch thread, so
 other engineers' load on a shared machine counts less than it would in wall time. The
@@ -40,6 +40,7 @@ class Setting:
     games_per_group: int
     decisions_per_game: int
     shared_forward: bool
+    group: str = "game"
 
     @property
     def games(self) -> int:
@@ -48,6 +49,8 @@ class Setting:
 
 TODAY = Setting("today: 64 games/update, every row scored", 8, 8, 4, False)
 NEW = Setting("new: 256 games/update, distinct rows scored once", 32, 8, 4, True)
+"""The recipe's settings now (``RecipeSettings``: 32 groups of 8 games, 4 decisions of
+each, ``GRPOSettings.shared_forward``)."""
 
 
 @dataclass
@@ -137,7 +140,7 @@ def one_setting(model: Any, tokenizer: Any, setting: Setting, updates: int, seed
         s,
         model=copy.deepcopy(model),
         tokenizer=tokenizer,
-        rollout=Timed(8, history="none", decisions_per_game=k),
+        rollout=Timed(8, history="none", decisions_per_game=k, group=setting.group),
         callbacks=[Steps()],
         progress=False,
     )
@@ -150,7 +153,11 @@ def one_setting(model: Any, tokenizer: Any, setting: Setting, updates: int, seed
 
 
 def rl_rows(
-    runs: int, updates: int, sft_steps: int = 300, model_path: str | Path | None = None
+    runs: int,
+    updates: int,
+    sft_steps: int = 300,
+    model_path: str | Path | None = None,
+    settings: tuple[Setting, Setting] = (TODAY, NEW),
 ) -> tuple[list[Row], list[str]]:
     """Today's settings against the new ones, ``runs`` rounds alternating their order."""
     import torch
@@ -167,16 +174,17 @@ def rl_rows(
     else:
         model, tokenizer = playing_model(sft_steps)
         origin = f"the recipe's model after {sft_steps} SFT steps on the weak teacher's games"
-    results: dict[str, list[Measured]] = {TODAY.name: [], NEW.name: []}
+    today, new = settings
+    results: dict[str, list[Measured]] = {today.name: [], new.name: []}
     for r in range(runs):
-        order = (TODAY, NEW) if r % 2 == 0 else (NEW, TODAY)
+        order = (today, new) if r % 2 == 0 else (new, today)
         for setting in order:
             results[setting.name].append(one_setting(model, tokenizer, setting, updates, r))
     ratios = []
-    for today, new in zip(results[TODAY.name], results[NEW.name], strict=True):
-        ratios.append((new.games / new.cpu) / (today.games / today.cpu))
+    for t, n in zip(results[today.name], results[new.name], strict=True):
+        ratios.append((n.games / n.cpu) / (t.games / t.cpu))
     rows = []
-    for setting in (TODAY, NEW):
+    for setting in (today, new):
         ms = results[setting.name]
         games, cpu = sum(m.games for m in ms), sum(m.cpu for m in ms)
         rollout = sum(m.rollout_cpu for m in ms) / cpu
@@ -186,10 +194,10 @@ def rl_rows(
                 SECTION,
                 setting.name,
                 f"{games / cpu:.1f} games/CPU-s",
-                "" if setting is TODAY else f"{_rate(results[TODAY.name])} games/CPU-s",
-                tuple(ratios) if setting is NEW else (1.0,) * len(ms),
+                "" if setting is today else f"{_rate(results[today.name])} games/CPU-s",
+                tuple(ratios) if setting is new else (1.0,) * len(ms),
                 "x",
-                Target(TARGET) if setting is NEW else None,
+                Target(TARGET) if setting is new else None,
                 f"rollouts {100 * rollout:.0f}%, log-probs + backward + step "
                 f"{100 * (1 - rollout):.0f}%; rows scored {100 * distinct:.0f}% of "
                 f"{sum(m.rows for m in ms) // max(1, len(ms) * updates)} a update",

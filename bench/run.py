@@ -65,7 +65,9 @@ QUICK = Sizes(
 )
 
 
-def run(sizes: Sizes, *, http: bool, log: bool = True) -> tuple[list[Row], list[str]]:
+def run(
+    sizes: Sizes, *, http: bool, rl: bool = False, log: bool = True
+) -> tuple[list[Row], list[str]]:
     """Every benchmark; returns the rows and notes for the table."""
 
     def say(text: str) -> None:
@@ -111,6 +113,15 @@ def run(sizes: Sizes, *, http: bool, log: bool = True) -> tuple[list[Row], list[
     notes += share_notes
     say("import core")
     rows += steps.import_rows(sizes.import_runs)
+    if rl:
+        say("RL updates: today's settings against the new ones (bench.rl; minutes)")
+        from bench import rl as rl_bench
+
+        rl_rows, rl_notes = rl_bench.rl_rows(runs=3, updates=3)
+        rows += rl_rows
+        notes += rl_notes
+    else:
+        notes.append("RL updates not measured in this run (--no-rl or --quick).")
     notes.append(
         "Engine and in-process rows are CPU times of the benchmark process "
         "(`time.process_time`), both sides timed back to back in each run (their order "
@@ -129,6 +140,9 @@ def main(argv: list[str] | None = None) -> int:
         "--no-servers",
         action="store_true",
         help="skip the servers against their floors (bench.servers; make load runs it too)",
+    )
+    parser.add_argument(
+        "--no-rl", action="store_true", help="skip the RL update throughput (bench.rl)"
     )
     parser.add_argument("--runs", type=int, help="runs per benchmark (default 7, quick 2)")
     parser.add_argument(
@@ -149,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     load_before = load_average()
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     http = not (args.quick or args.no_http)
-    rows, notes = run(sizes, http=http)
+    rows, notes = run(sizes, http=http, rl=not (args.quick or args.no_rl))
     floors = http and not args.no_servers
     if floors:  # every server against its framework's floor: its own section of the page
         print(f"[bench {time.strftime('%H:%M:%S')}] servers against their floors", file=sys.stderr)
@@ -169,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     doc = None if args.no_doc else (args.doc or (None if args.quick else DOC))
     if doc is not None:
         flags = ["--quick"] * args.quick + ["--no-http"] * args.no_http
-        flags += ["--no-servers"] * args.no_servers
+        flags += ["--no-servers"] * args.no_servers + ["--no-rl"] * args.no_rl
         flags += [f"--runs {args.runs}"] * (args.runs is not None)
         command = " ".join([".venv/bin/python -m bench.run", *flags]) if flags else COMMAND
         write_doc(doc, section_text(rows, info, notes, command, started))

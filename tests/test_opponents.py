@@ -315,3 +315,29 @@ def test_same_moves_in_any_process() -> None:
     assert namespace["picks"](_GAMES) == first
     # The picks differ between seeds (else the comparison above proves little).
     assert len({tuple(v) for v in first.values()}) > len(first) // 2
+
+
+def test_distribution_is_the_policy_choose_samples() -> None:
+    """``Opponent.distribution``: every move ``choose`` may play, with its probability;
+    the frequencies of many seeded choices agree with it."""
+    import random as _random
+
+    from core.games import make_game
+    from core.opponents import MctsOpponent, MinimaxOpponent, MixedOpponent, RandomOpponent
+
+    game = make_game("tictactoe")
+    state = game.apply(game.initial_state(), game.legal_moves(game.initial_state())[0])
+    mixed = MixedOpponent(MinimaxOpponent(2), 0.3)
+    for opponent in (RandomOpponent(), MinimaxOpponent(2), mixed):
+        dist = opponent.distribution(game, state)
+        assert abs(sum(dist.values()) - 1.0) < 1e-9
+        assert set(dist) <= set(game.legal_moves(state))
+        rng = _random.Random(7)
+        draws = [opponent.choose(game, state, rng) for _ in range(4000)]
+        for move, p in dist.items():
+            assert abs(draws.count(move) / len(draws) - p) < 0.03, (opponent, move)
+        assert set(draws) <= set(dist)
+    best = MinimaxOpponent(2).distribution(game, state)
+    assert mixed.distribution(game, state)[next(iter(best))] > 0.7 * max(best.values())
+    with pytest.raises(NotImplementedError):
+        MctsOpponent(1).distribution(game, state)

@@ -7,6 +7,9 @@ Subcommands (heavy imports happen only when one runs):
 * ``recipe``: the seed's recipe end to end on CPU: teacher games, a tiny local
   model, SFT, two GRPO stages, evaluation after each (``rollouts.training.recipe``;
   ``make train-recipe``, ``--quick`` for a smoke run).
+* ``levers``: which RL settings matter: the weak-teacher recipe's SFT student trained under
+  one changed lever at a time, evaluated exactly (``rollouts.training.levers``;
+  ``make train-levers``).
 """
 
 from __future__ import annotations
@@ -15,9 +18,9 @@ import argparse
 
 
 def add_parser(parser: argparse.ArgumentParser) -> None:
-    """Train with TRL: grpo, sft, recipe (see docs/trl.md)."""
+    """Train with TRL: grpo, sft, recipe, levers (see docs/trl.md)."""
     from rollouts.training import grpo as train_grpo
-    from rollouts.training import recipe
+    from rollouts.training import levers, recipe
     from rollouts.training import sft as train_sft
 
     sub = parser.add_subparsers(dest="train_command", required=True, metavar="KIND")
@@ -25,6 +28,7 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
         ("grpo", train_grpo, "GRPO on a game with TRL (env_factory or rollout_func)"),
         ("sft", train_sft, "supervised warm-up on an exported wins/draws dataset"),
         ("recipe", recipe, "the seed's recipe on CPU: teacher, tiny model, SFT, GRPO, evaluation"),
+        ("levers", levers, "which RL settings matter: one lever at a time from the SFT student"),
     ):
         p = sub.add_parser(name, help=text, description=text)
         module.add_arguments(p)

@@ -231,9 +231,8 @@ def build_trainer(
         raise ImportError("GRPO needs TRL; install with: pip install -e '.[trl]'") from e
 
     from adapters.trl import environment_class, make_dataset, reward_functions
-    from rollouts.training.text_rollout import TextRollout
-
     from rollouts.training.sft import quiet_datasets
+    from rollouts.training.text_rollout import TextRollout
 
     quiet_datasets(progress)
     args = grpo_config(s, progress=progress)

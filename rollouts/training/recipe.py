@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import random
 import resource
@@ -90,11 +89,15 @@ class GamePlan:
 
 
 PLANS: dict[str, GamePlan] = {
-    "tictactoe": GamePlan(9, "optimal (minimax:9)", 0, 8, 3000, 1600, 10, 400, True),
+    "tictactoe": GamePlan(9, "optimal (minimax:9)", 0, 8, 3000, 1600, 0, 400, True),
     "connect_four": GamePlan(2, "minimax:2", 2, 8, 600, 600, 20),
     "wordle": GamePlan(2, "-", 0, 12, 600, 600, 0),
 }
-"""Per-game budgets (Connect Four and Wordle reduced: see docs/trl.md)."""
+"""Per-game budgets (Connect Four and Wordle reduced: see docs/trl.md). The strong
+Tic-Tac-Toe recipe stops at SFT (``rl_steps`` 0): its RL was measured to change nothing
+(the exact figures identical after SFT and after each of two GRPO stages, 2026-12-02:
+docs/recipe-history.md) with a student within 0.05 points of its teacher; ``--rl-steps``
+still runs it."""
 
 QUICK: dict[str, Any] = {
     "teacher_games": 300,
@@ -114,6 +117,10 @@ TEACHERS = ("strong", "weak")
 WEAK: dict[str, Any] = {
     "sft_steps": 600,
     "hard_steps": 0,
+    "rl_steps": 100,
+    "rl_stages": "0-0.25",
+    "rl_group": "game",
+    "rl_learning_rate": 1e-4,
 }
 """``--teacher weak``: the settings that differ from the strong teacher's recipe."""
 
@@ -165,10 +172,18 @@ class RecipeSettings:
     """Random-move probability ranges, one GRPO stage each."""
     rl_steps: int = -1
     """GRPO steps per stage (-1: the game's plan; 0: no RL)."""
-    num_groups: int = 8
-    """GRPO groups per update (tasks spread over the stage's random-move range)."""
+    num_groups: int = 32
+    """GRPO groups per update (tasks spread over the stage's random-move range): with
+    ``num_generations`` 8, 256 games an update, the seed course's batch."""
     num_generations: int = 8
     """Games per GRPO group (each group one task)."""
+    rl_group: str = "game"
+    """What one GRPO group compares (``TextRollout(group=...)``): ``game``:
+    ``num_generations`` games of one task, ``rl_decisions_per_game`` decisions of each,
+    every decision scored with its game's reward; ``position``: replies sampled at one
+    position of the model's greedy game, each played on greedily to the end, so the
+    group's advantage is that decision's (measured worse here: ``gamebridge train
+    levers``)."""
     rl_decisions_per_game: int = 4
     """Decisions of each game GRPO trains on (``TextRollout(decisions_per_game=...)``;
     the group then has ``num_generations`` x this many samples). Measured from a weak
@@ -182,7 +197,7 @@ class RecipeSettings:
     epsilon_high: float = 5.0
     """The upper clip (cispo's suggested 5)."""
     rl_learning_rate: float = 2e-5
-    """GRPO learning rate (2e-4 measured to wreck the SFT policy)."""
+    """GRPO learning rate, constant (the weak teacher's recipe: 1e-4)."""
     temperature: float = 1.0
     """GRPO sampling temperature."""
     rl_max_invalid_moves: int = 0
@@ -252,6 +267,8 @@ def resolve(s: RecipeSettings) -> RecipeSettings:
             "exhaustive teacher games need the strong teacher and a two-player game "
             "without an opening"
         )
+    if values["rl_group"] not in ("position", "game"):
+        raise ValueError(f"rl_group must be position or game, not {values['rl_group']!r}")
     if values["rl_decisions_per_game"] < 1:
         raise ValueError(
             f"rl_decisions_per_game must be >= 1, not {values['rl_decisions_per_game']!r}"
@@ -634,15 +651,13 @@ def teacher_replies_to(teacher: Any, game_name: str) -> Any:
 
 
 # --- evaluation ---------------------------------------------------------------------------------
-def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    """The 95% Wilson score interval of ``k`` successes in ``n``."""
-    if n == 0:
-        return (0.0, 1.0)
-    p = k / n
-    d = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / d
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
-    return (round(max(0.0, centre - half), 4), round(min(1.0, centre + half), 4))
+def interval95(k: int, n: int) -> tuple[float, float]:
+    """The 95% Wilson interval of ``k`` in ``n`` (``core.stats.wilson_interval``), rounded
+    to four places for the tables."""
+    from core.stats import wilson_interval
+
+    lo, hi = wilson_interval(k, n)
+    return (round(lo, 4), round(hi, 4))
 
 
 def summarize(episodes: Sequence[Any]) -> dict[str, Any]:
@@ -661,11 +676,11 @@ def summarize(episodes: Sequence[Any]) -> dict[str, Any]:
         "losses": losses,
         "win_rate": round(w / max(n, 1), 4),
         "non_loss_rate": round((w + d) / max(n, 1), 4),
-        "win_ci": wilson(w, n),
-        "non_loss_ci": wilson(w + d, n),
+        "win_ci": interval95(w, n),
+        "non_loss_ci": interval95(w + d, n),
         "replies": replies,
         "legal_move_rate": round(legal / max(replies, 1), 4),
-        "legal_move_ci": wilson(legal, replies),
+        "legal_move_ci": interval95(legal, replies),
         "format_rate": round(formed / max(replies, 1), 4),
     }
     if episodes and episodes[0].game.spec.num_players == 1:
@@ -741,15 +756,18 @@ def run_rl_stages(
     clock: Clock,
     sampled: bool,
     on_stage: Any = None,
+    *,
+    evaluate: bool = True,
 ) -> Any:
-    """The GRPO stages, each followed by its evaluation (sampled play too after the
-    last stage when ``sampled``)."""
+    """The GRPO stages, each followed by its evaluation (``evaluate``; sampled play too
+    after the last stage when ``sampled``)."""
     from rollouts.training.grpo import GRPOSettings, train_grpo
     from rollouts.training.text_rollout import TextRollout
 
     plan = PLANS[s.game]
     stages = parse_stages(s.rl_stages)
     steps = s.rl_steps
+    per_game = 1 if s.rl_group == "position" else s.rl_decisions_per_game
     for k, (lo, hi) in enumerate(stages, start=1):
         stage = f"rl{k}"
         grpo = GRPOSettings(
@@ -763,9 +781,10 @@ def run_rl_stages(
             min_random_move_prob=lo,
             max_random_move_prob=hi,
             num_groups=s.num_groups,
-            num_generations=s.num_generations * s.rl_decisions_per_game,
+            num_generations=s.num_generations * per_game,
             temperature=s.temperature,
             learning_rate=s.rl_learning_rate,
+            lr_scheduler_type="constant",
             loss_type=s.loss_type,
             epsilon_high=s.epsilon_high,
             max_steps=steps,
@@ -783,12 +802,18 @@ def run_rl_stages(
             tokenizer=tokenizer,
             progress=s.progress,
             rollout=TextRollout(
-                plan.max_new_tokens, history="none", decisions_per_game=s.rl_decisions_per_game
+                plan.max_new_tokens,
+                history="none",
+                decisions_per_game=per_game,
+                group=s.rl_group,
+                continuation="greedy" if s.rl_group == "position" else "sample",
             ),
         )
         model = trainer.model
         results["logs"][stage] = [h for h in trainer.state.log_history if "loss" in h]
         clock.mark(stage)
+        if not evaluate:
+            continue
         label = f"RL{k} ({lo:g}-{hi:g})"
         record(s, model, tokenizer, stage, label, results, sets, sampled and k == len(stages))
         _log(s, clock, line(stage, results["stages"][stage]))
@@ -1009,6 +1034,7 @@ def run_recipe(settings: RecipeSettings) -> dict[str, Any]:
             1,
         ),
     }
+
     def checkpoint(done: bool = False) -> None:
         """Write the results so far (an interrupted run keeps its finished stages)."""
         results["timing"] = clock.figures()
@@ -1027,6 +1053,7 @@ def run_recipe(settings: RecipeSettings) -> dict[str, Any]:
     clock.mark("sft")
     record(s, model, tokenizer, "sft", "SFT", results, sets, s.sampled)
     _log(s, clock, line("sft", results["stages"]["sft"]))
+    save_tiny(model, tokenizer, out / "sft-model", {"recipe": asdict(s), "stage": "sft"})
     checkpoint()
 
     # 4-5. RL stages, each evaluated
@@ -1138,7 +1165,9 @@ def markdown(results: dict[str, Any]) -> str:
     games = {name: e["games"] for name, e in results["teacher"]["held_out"].items()}
     load = t["load_average_1_5_15"]
     lines = [
-        f"`gamebridge train recipe --game {s['game']}`{' --quick' if s['quick'] else ''}: "
+        f"`gamebridge train recipe --game {s['game']}"
+        f"{' --teacher weak' if s.get('teacher') == 'weak' else ''}`"
+        f"{' --quick' if s['quick'] else ''}: "
         f"tiny Qwen2 of {m['parameters']:,} parameters (vocab {m['vocab']}), "
         f"{results['teacher']['kept']} of {results['teacher']['games']} teacher games kept "
         f"({results['teacher']['decisions']} decisions)"
@@ -1165,12 +1194,14 @@ def markdown(results: dict[str, Any]) -> str:
         )
         + ", "
         + (
-            f"RL {s['rl_steps']} steps x {s['num_groups']}x{s['num_generations']} games per stage"
+            f"RL {s['rl_steps']} updates x {s['num_groups']}x{s['num_generations']} games per "
+            f"stage (stages {s['rl_stages']}; "
             + (
-                f" ({s['rl_decisions_per_game']} decisions of each)"
-                if s.get("rl_decisions_per_game", 1) > 1
-                else ""
+                "groups of one position, greedy continuations"
+                if s.get("rl_group", "game") == "position"
+                else f"groups of one task's games, {s['rl_decisions_per_game']} decisions of each"
             )
+            + ")"
             + f", loss `{s['loss_type']}`, lr {s['rl_learning_rate']:g}, "
             f"temperature {s['temperature']:g}"
             if s["rl_steps"] > 0
@@ -1193,6 +1224,7 @@ def markdown(results: dict[str, Any]) -> str:
                 "",
             ]
         ),
+        *verdict(results),
         "Greedy decoding:",
         "",
         *stage_table(results, "greedy", main),
@@ -1206,6 +1238,77 @@ def markdown(results: dict[str, Any]) -> str:
             *stage_table(results, "sampled", main),
         ]
     return "\n".join(lines) + "\n"
+
+
+TARGETS: dict[str, dict[str, float]] = {
+    "strong": {"random_win": 0.95, "optimal_non_loss": 0.99},
+    "weak": {"random_win": 0.90, "optimal_non_loss": 0.97},
+}
+"""Tic-Tac-Toe's targets per teacher (exact, greedy, after the last stage)."""
+
+
+def verdict(results: dict[str, Any]) -> list[str]:
+    """The run read against its targets, in words the command writes (exact figures;
+    games small enough to enumerate only): the teacher, SFT and the last stage."""
+    stages = results["stages"]
+    s = results["settings"]
+    exact = {k: e["exact"] for k, e in stages.items() if e.get("exact")}
+    teacher = results["teacher"].get("exact")
+    if not exact or not teacher or "sft" not in exact:
+        return []
+    last = list(exact)[-1]
+    kind = s.get("teacher", "strong")
+    goal = TARGETS[kind]
+
+    def pct(e: dict[str, Any], name: str, key: str) -> str:
+        return f"{100 * e[name][key]:.2f}%"
+
+    def met(ok: bool) -> str:
+        return "met" if ok else "**missed**"
+
+    out = ["**Read against the targets** (exact, greedy; written by the command):", ""]
+    t, f, end = teacher, exact["sft"], exact[last]
+    out.append(
+        f"- teacher: {pct(t, 'random', 'win_rate')} wins against random, "
+        f"{pct(t, 'optimal', 'non_loss_rate')} non-loss against optimal."
+    )
+    if kind == "weak":
+        above = max(
+            f["random"]["win_rate"] - t["random"]["win_rate"],
+            f["optimal"]["non_loss_rate"] - t["optimal"]["non_loss_rate"],
+        )
+        out.append(
+            f"- SFT: {pct(f, 'random', 'win_rate')} and {pct(f, 'optimal', 'non_loss_rate')}: "
+            f"at most {100 * above:+.2f} points from the teacher on either opponent "
+            f"(imitation alone at most 5 above: {met(above <= 0.05)})."
+        )
+    if last != "sft":
+        w, n = end["random"]["win_rate"], end["optimal"]["non_loss_rate"]
+        out.append(
+            f"- after {stages[last]['label']}: {pct(end, 'random', 'win_rate')} wins against "
+            f"random (target {100 * goal['random_win']:.0f}%: {met(w >= goal['random_win'])}), "
+            f"{pct(end, 'optimal', 'non_loss_rate')} non-loss against optimal (target "
+            f"{100 * goal['optimal_non_loss']:.0f}%: {met(n >= goal['optimal_non_loss'])}); "
+            f"RL moved them {100 * (w - f['random']['win_rate']):+.2f} and "
+            f"{100 * (n - f['optimal']['non_loss_rate']):+.2f} points from SFT"
+            + (
+                f"; beyond the teacher by {100 * (w - t['random']['win_rate']):+.2f} and "
+                f"{100 * (n - t['optimal']['non_loss_rate']):+.2f}."
+                if kind == "weak"
+                else "."
+            )
+        )
+    else:
+        w, n = f["random"]["win_rate"], f["optimal"]["non_loss_rate"]
+        out.append(
+            f"- no RL stage ran: SFT's {pct(f, 'random', 'win_rate')} (target "
+            f"{100 * goal['random_win']:.0f}%: {met(w >= goal['random_win'])}) and "
+            f"{pct(f, 'optimal', 'non_loss_rate')} (target "
+            f"{100 * goal['optimal_non_loss']:.0f}%: {met(n >= goal['optimal_non_loss'])})."
+        )
+    minutes = results["timing"]["total_wall_seconds"] / 60
+    out += [f"- the whole command: {minutes:.1f} minutes wall.", ""]
+    return out
 
 
 def svg_plot(results: dict[str, Any]) -> str:
@@ -1279,7 +1382,12 @@ def write_results(s: RecipeSettings, results: dict[str, Any]) -> None:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     from rollouts.training.flags import add_settings_arguments
 
-    add_settings_arguments(p, RecipeSettings, choices={"game": sorted(PLANS)}, negatable=True)
+    add_settings_arguments(
+        p,
+        RecipeSettings,
+        choices={"game": sorted(PLANS), "teacher": TEACHERS, "rl_group": ("position", "game")},
+        negatable=True,
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -115,6 +115,7 @@ class TextRollout:
 
     HISTORIES = ("game", "none")
     GROUPS = ("game", "position")
+    CONTINUATIONS = ("sample", "greedy")
 
     def __init__(
         self,
@@ -122,6 +123,7 @@ class TextRollout:
         history: str = "game",
         decisions_per_game: int = 1,
         group: str = "game",
+        continuation: str = "sample",
     ) -> None:
         if history not in self.HISTORIES:
             raise ValueError(f"history must be one of {self.HISTORIES}, not {history!r}")
@@ -139,7 +141,16 @@ class TextRollout:
             )
         if group == "position" and decisions_per_game != 1:
             raise ValueError("group 'position' trains one decision per game")
+        if continuation not in self.CONTINUATIONS:
+            raise ValueError(
+                f"continuation must be one of {self.CONTINUATIONS}, not {continuation!r}"
+            )
         self.group = group
+        self.continuation = continuation
+        self.vllm: Any = None
+        """The trainer, while it generates with vLLM (``use_vllm``): replies come from
+        its ``_generate_single_turn`` (TRL's own wiring: weight sync after each update,
+        colocate or server mode); None: transformers ``generate`` (the tested CPU path)."""
         self.max_new_tokens = max_new_tokens
         self.history = history
         self.decisions_per_game = decisions_per_game
@@ -147,6 +158,7 @@ class TextRollout:
 
     def __call__(self, prompts: list[list[dict[str, Any]]], trainer: Any) -> dict[str, Any]:
         tasks = [task_of(p) for p in prompts]
+        self.vllm = trainer if getattr(trainer, "use_vllm", False) else None
         if self.group == "position":
             size = getattr(trainer, "num_generations", 1)
             played = self.play_branches(
@@ -206,7 +218,12 @@ class TextRollout:
         eos_token_ids: Sequence[int],
     ) -> list[list[int]]:
         """One reply per token sequence (batched, left-padded), each cut after
-        its first end-of-turn token."""
+        its first end-of-turn token. Under a vLLM trainer the replies come from vLLM
+        (sampled with the trainer's settings; a greedy ``generation_config`` is not
+        honoured there)."""
+        if self.vllm is not None:
+            completions, _ = self.vllm._generate_single_turn(sequences, None, None, 1)
+            return [_cut(list(c), eos_token_ids, self.max_new_tokens) for c in completions]
         import torch
 
         pad = tokenizer.pad_token_id
@@ -219,12 +236,7 @@ class TextRollout:
         config.max_new_tokens = self.max_new_tokens
         with torch.no_grad():
             out = model.generate(input_ids=ids, attention_mask=mask, generation_config=config)
-        eos = set(eos_token_ids)
-        replies = []
-        for row in out[:, width:].tolist():
-            cut = next((i for i, t in enumerate(row) if t in eos), None)
-            replies.append(row if cut is None else row[: cut + 1])
-        return replies
+        return [_cut(row, eos_token_ids, self.max_new_tokens) for row in out[:, width:].tolist()]
 
     @staticmethod
     def one_decision_each(played: Played) -> Played:
@@ -313,11 +325,20 @@ class TextRollout:
         task seed and the position, so they meet the same position), then each samples its
         own reply there and plays on. The rows are that position's context and each
         episode's reply, scored with its own game's reward: the group's members differ only
-        from the compared decision on, so its advantage is that decision's."""
+        from the compared decision on, so its advantage is that decision's.
+
+        ``continuation="greedy"``: the trunk games and every move after the compared reply
+        are the model's greedy choices, so each reply is scored by its value under the
+        greedy policy (what the held-out evaluation plays), not blurred by later sampled
+        blunders; only the compared reply is sampled."""
         if size < 1 or len(tasks) % size:
             raise ValueError(f"the batch ({len(tasks)}) must be whole groups of {size}")
         heads = list(tasks[::size])
-        trunk = self.play_decisions(model, tokenizer, heads, generation_config, eos_token_ids)
+        later = generation_config
+        if self.continuation == "greedy":
+            later = copy.deepcopy(generation_config)
+            later.do_sample, later.temperature, later.top_k, later.top_p = False, None, None, None
+        trunk = self.play_decisions(model, tokenizer, heads, later, eos_token_ids)
         episodes: list[Episode] = []
         contexts: list[list[int]] = []
         for g, (task, decisions) in enumerate(zip(heads, trunk.decisions or [], strict=True)):
@@ -334,8 +355,9 @@ class TextRollout:
         replies: list[list[int] | None] = [None] * len(episodes)
         active = list(range(len(episodes)))
         while active:
+            config = generation_config if replies[active[0]] is None else later
             generated = self.generate(
-                model, tokenizer, [contexts[i] for i in active], generation_config, eos_token_ids
+                model, tokenizer, [contexts[i] for i in active], config, eos_token_ids
             )
             still = []
             for i, reply in zip(active, generated, strict=True):
@@ -406,6 +428,14 @@ class TextRollout:
                 still.append(i)
             active = still
         return Played(episodes, prompt_ids, completion, env_mask)
+
+
+def _cut(row: list[int], eos_token_ids: Sequence[int], limit: int) -> list[int]:
+    """A generated row up to and with its first end-of-turn token, at most ``limit`` tokens."""
+    eos = set(eos_token_ids)
+    row = row[:limit]
+    cut = next((i for i, t in enumerate(row) if t in eos), None)
+    return row if cut is None else row[: cut + 1]
 
 
 rollout_func = TextRollout()

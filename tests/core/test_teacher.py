@@ -125,3 +125,45 @@ def test_opponents_share_one_search_cache_per_depth() -> None:
     assert shared_minimax(9) is shared_minimax(9)
     assert make_opponent("minimax", 9) is shared_minimax(9)
     assert shared_minimax(3) is not shared_minimax(9)
+
+
+def test_weak_teacher_has_the_seed_teachers_profile() -> None:
+    """The weak teacher's exact W/D/L (both sides averaged, every branch enumerated with
+    its probability, here by a recursion of its own, apart from the recipe's
+    ``exact_evaluation``): about 90% wins against random and about 24% losses against
+    the optimal opponent, the seed's GPT-5 mini (90/9/1 and 0/76/24)."""
+    import functools
+
+    from core.opponents import MinimaxOpponent, RandomOpponent
+    from core.teacher import weak_teacher
+
+    teacher = weak_teacher("tictactoe")
+    game = make_game("tictactoe")
+
+    def exact(opponent: Any, side: int) -> tuple[float, float, float]:
+        @functools.lru_cache(None)
+        def value(state: Any) -> tuple[float, float, float]:
+            if game.is_terminal(state):
+                winner = game.outcome(state).winner
+                return (
+                    (0.0, 1.0, 0.0)
+                    if winner is None
+                    else ((1.0, 0.0, 0.0) if winner == side else (0.0, 0.0, 1.0))
+                )
+            policy = teacher if game.to_play(state) == side else opponent
+            out = [0.0, 0.0, 0.0]
+            for move, p in policy.distribution(game, state).items():
+                for i, v in enumerate(value(game.apply(state, move))):
+                    out[i] += p * v
+            return (out[0], out[1], out[2])
+
+        return value(game.initial_state())
+
+    def both(opponent: Any) -> list[float]:
+        a, b = exact(opponent, 0), exact(opponent, 1)
+        return [round((x + y) / 2, 4) for x, y in zip(a, b, strict=True)]
+
+    assert both(RandomOpponent()) == [0.9184, 0.0559, 0.0257]
+    assert both(MinimaxOpponent(9)) == [0.0, 0.76, 0.24]
+    with pytest.raises(ValueError, match="two-player"):
+        weak_teacher("wordle")

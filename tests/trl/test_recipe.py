@@ -19,6 +19,7 @@ from rollouts.training.recipe import (
     exact_evaluation,
     exhaustive_teacher_games,
     hard_phase,
+    interval95,
     marker,
     model_config,
     parse_stages,
@@ -28,13 +29,14 @@ from rollouts.training.recipe import (
     teacher_replies,
     teacher_replies_to,
     teacher_tasks,
-    wilson,
     write_docs,
 )
 
 
 @pytest.mark.timeout(2400)  # a couple of minutes idle; far more on a loaded shared machine
-def test_reduced_recipe_sft_learns_to_play(tmp_path: Path) -> None:
+def test_reduced_recipe_sft_learns_to_play(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
     from rollouts.training.recipe import run_recipe
 
     docs = tmp_path / "doc.md"
@@ -68,6 +70,10 @@ def test_reduced_recipe_sft_learns_to_play(tmp_path: Path) -> None:
     assert saved["stages"]["sft"]["greedy"]["random"]["games"] == 40
     text = docs.read_text()
     assert "old" not in text and "| SFT |" in text and text.endswith("after\n")
+    # --no-progress (the default) keeps the log to the run's figures: no dataset bars
+    # (``datasets`` drew a bar per tokenizing pass of every SFT and GRPO stage)
+    err = capfd.readouterr().err
+    assert "Tokenizing train dataset" not in err and "examples/s" not in err
 
 
 def test_teacher_games_keep_wins_and_draws() -> None:
@@ -193,8 +199,14 @@ def test_settings_checks() -> None:
         resolve(RecipeSettings(game="nim"))
     with pytest.raises(ValueError, match="sft_loss"):
         resolve(RecipeSettings(sft_loss="reply"))
-    with pytest.raises(ValueError, match="bad RL stage"):
-        resolve(RecipeSettings(weak_rl_stages="0.9-0.1"))
+    with pytest.raises(ValueError, match="teacher must be"):
+        resolve(RecipeSettings(teacher="average"))
+    with pytest.raises(ValueError, match="two-player"):
+        resolve(RecipeSettings(game="wordle", teacher="weak"))
+    with pytest.raises(ValueError, match="exhaustive"):
+        resolve(RecipeSettings(teacher="weak", exhaustive="yes"))
+    with pytest.raises(ValueError, match="rl_group"):
+        resolve(RecipeSettings(rl_group="batch"))
     with pytest.raises(ValueError, match="exhaustive"):
         resolve(RecipeSettings(game="connect_four", exhaustive="yes"))
     with pytest.raises(ValueError, match="rl_decisions_per_game"):
@@ -202,15 +214,20 @@ def test_settings_checks() -> None:
     with pytest.raises(ValueError, match="sft_assistant_weight"):
         resolve(RecipeSettings(sft_assistant_weight=-1.0))
     assert resolve(RecipeSettings(game="connect_four")).exhaustive == "no"
-    s = resolve(RecipeSettings(rl_steps=3, weak_rl_steps=-1, weak_rl_stages=""))
-    assert (s.weak_rl_stages, s.weak_rl_steps) == (s.rl_stages, 3)
+    weak = resolve(RecipeSettings(teacher="weak"))
+    assert (weak.exhaustive, weak.hard_steps, weak.output_dir) == (
+        "no",
+        0,
+        "runs/recipe-tictactoe-weak",
+    )
+    assert resolve(RecipeSettings(teacher="weak", sft_steps=7)).sft_steps == 7  # a flag wins
     assert model_config(resolve(RecipeSettings(hidden_size=64, num_layers=2))) == {
         **MODEL_CONFIG,
         "hidden_size": 64,
         "intermediate_size": 192,
         "num_hidden_layers": 2,
     }
-    lo, hi = wilson(190, 200)
+    lo, hi = interval95(190, 200)
     assert lo < 0.95 < hi and lo > 0.9
 
 

@@ -56,7 +56,7 @@ def test_full_recipe_meets_the_targets(tmp_path: Any) -> None:
     against the optimal opponent and 95% wins against the random one."""
     from rollouts.training.recipe import RecipeSettings, run_recipe
 
-    results = run_recipe(RecipeSettings(output_dir=str(tmp_path), docs="", weak_start="no"))
+    results = run_recipe(RecipeSettings(output_dir=str(tmp_path), docs=""))
     stage = results["stages"][list(results["stages"])[-1]]
     final, exact = stage["greedy"], stage["exact"]
     assert final["optimal"]["non_loss_rate"] >= 0.99

@@ -1,0 +1,144 @@
+"""A recipe checkpoint plays behind any server: its chat template shows one decision.
+
+``DECISION_CHAT_TEMPLATE`` renders a framework's whole chat (system prompt, every
+turn, text or tool mode) as the last observation alone, token for token the prompt
+the recipe trains on; so ``serve-policy --context chat`` (or vLLM, or any server that
+applies the checkpoint's template) answers as ``--context observation`` does. And the
+training commands continue such a checkpoint in its own format."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core import conversation as chat
+from core.episode import Episode
+from core.parsing import format_reply
+from core.tasks import make_tasks
+
+
+def _decision_tokenizer() -> Any:
+    from rollouts.training.tiny import DECISION_CHAT_TEMPLATE, build_tokenizer
+
+    rows = []
+    for task in make_tasks(6, seed=3, game="tictactoe"):
+        ep = Episode(task)
+        obs = ep.reset()
+        rows.append(
+            {"messages": [{"role": "user", "content": obs}, chat.assistant_text("<move>4</move>")]}
+        )
+    return build_tokenizer(rows, 400, DECISION_CHAT_TEMPLATE)
+
+
+def _played_chats() -> list[list[dict[str, Any]]]:
+    """Whole chats as the frameworks send them (text and tool mode), mid-game."""
+    chats = []
+    for tools in (False, True):
+        for task in make_tasks(4, seed=11, game="tictactoe", opponent="random"):
+            ep = Episode(task)
+            ep.reset()
+            for _ in range(2):
+                if ep.done:
+                    break
+                move = ep.game.move_to_text(ep.state, ep.game.legal_moves(ep.state)[0])
+                if tools:
+                    ep.step_move(move)
+                else:
+                    ep.step(format_reply(move))
+            if not ep.done:
+                chats.append(chat.messages(ep.to_dict()))
+    return chats
+
+
+def test_the_whole_chat_renders_as_the_last_observation() -> None:
+    pytest.importorskip("transformers")
+    from rollouts.training.tiny import PLAIN_CHAT_TEMPLATE, is_decision_model
+
+    tok = _decision_tokenizer()
+    assert is_decision_model(tok)
+    chats = _played_chats()
+    assert any(m["role"] == "tool" for c in chats for m in c)  # tool mode is covered
+    for messages in chats:
+        last = next(m for m in reversed(messages) if m["role"] in ("user", "tool"))
+        whole = tok.apply_chat_template(messages, add_generation_prompt=True, return_dict=False)
+        alone = tok.apply_chat_template(
+            [{"role": "user", "content": last["content"]}],
+            add_generation_prompt=True,
+            return_dict=False,
+        )
+        assert list(whole) == list(alone)
+        assert messages[0]["role"] == "system" and len(messages) > 2
+    # an SFT row (observation, reply) renders as the plain template renders it
+    row = [{"role": "user", "content": "board"}, {"role": "assistant", "content": "<move>4</move>"}]
+    plain = tok.apply_chat_template(row, tokenize=False)
+    tok.chat_template = PLAIN_CHAT_TEMPLATE
+    assert tok.apply_chat_template(row, tokenize=False) == plain
+    assert not is_decision_model(tok)
+
+
+def test_served_with_the_whole_chat_it_answers_as_with_the_observation(tmp_path: Path) -> None:
+    """The policy server's model backend: ``--context chat`` and ``--context observation``
+    give the same reply to every chat (greedy), text and tool mode."""
+    pytest.importorskip("transformers")
+    from rollouts.model.transformers_backend import TransformersModel
+    from rollouts.training.tiny import build_model, save_tiny
+
+    tok = _decision_tokenizer()
+    save_tiny(build_model(tok, seed=5, hidden_size=32, intermediate_size=64), tok, tmp_path)
+    by_chat = TransformersModel(tmp_path, context="chat", max_new_tokens=6)
+    by_observation = TransformersModel(tmp_path, context="observation", max_new_tokens=6)
+    for messages in _played_chats():
+        for use_tool in (False, True):
+            a = by_chat.answer(messages, use_tool)
+            b = by_observation.answer(messages, use_tool)
+            assert (a.text, a.arguments, a.prompt_tokens) == (b.text, b.arguments, b.prompt_tokens)
+
+
+def test_training_commands_continue_a_decision_model_in_its_format() -> None:
+    pytest.importorskip("transformers")
+    from rollouts.training.grpo import resolve_history
+    from rollouts.training.sft import training_rows
+
+    tok = _decision_tokenizer()
+    assert resolve_history("auto", tok) == "none"
+    assert resolve_history("game", tok) == "game"
+    messages = _played_chats()[0]
+    rows = training_rows([{"messages": messages, "game": "tictactoe"}], decision_model=True)
+    assert [r["messages"][0]["role"] for r in rows] == ["user"] * len(rows)
+    assert [r["messages"][1]["content"] for r in rows] == [
+        m["content"] for m in messages if m["role"] == "assistant"
+    ]
+    whole = training_rows([{"messages": messages, "game": "tictactoe"}], decision_model=False)
+    assert len(whole) == 1 and whole[0]["messages"][0]["role"] == "system"
+
+
+def test_rollouts_generate_through_a_vllm_trainer() -> None:
+    """Under ``use_vllm`` the rollout asks the trainer's own generation (TRL's
+    ``_generate_single_turn``: weight sync, colocate or server) for every turn's replies,
+    each cut at its end-of-turn token; games still go through ``core.Episode``. A
+    stand-in trainer here (no GPU, no vLLM on these machines)."""
+    pytest.importorskip("transformers")
+    from rollouts.training.text_rollout import TextRollout
+
+    tok = _decision_tokenizer()
+    move = tok("<move>4</move>", add_special_tokens=False)["input_ids"]
+    asked: list[int] = []
+
+    class VLLMTrainer:
+        use_vllm = True
+
+        def _generate_single_turn(
+            self, prompt_ids: list[list[int]], images: Any, fields: Any, n: int
+        ) -> tuple[list[list[int]], None]:
+            asked.append(len(prompt_ids))
+            return [move + [tok.eos_token_id, 7, 7] for _ in prompt_ids], None
+
+    rollout = TextRollout(8, history="none")
+    rollout.vllm = VLLMTrainer()
+    tasks = make_tasks(3, seed=5, game="tictactoe", opponent="random")
+    played = rollout.play(None, tok, tasks, None, [tok.eos_token_id], 64)
+    assert asked and asked[0] == 3
+    assert all(ep.events[0]["move"] == "4" for ep in played.episodes)
+    assert all(reply[-1] == tok.eos_token_id for _, reply in (played.decisions or [[]])[0])
