@@ -176,7 +176,12 @@ def test_exact_evaluation_agrees_with_the_teachers_own_chances() -> None:
     nonsense = exact_evaluation(
         s, lambda observations: ["no move"] * len(observations)
     )  # forfeits at once
-    assert nonsense["random"] == {"win_rate": 0.0, "non_loss_rate": 0.0}
+    assert nonsense["random"] == {
+        "win_rate": 0.0,
+        "draw_rate": 0.0,
+        "loss_rate": 1.0,
+        "non_loss_rate": 0.0,
+    }
 
 
 def test_held_out_sets_differ_from_training_and_alternate_sides() -> None:
