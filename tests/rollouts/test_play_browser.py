@@ -14,6 +14,7 @@ screenshot (docs/img/play-othello.png) is produced here:
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import shutil
@@ -130,8 +131,14 @@ def _setup(page: Any, tab: str, game: str, **fields: str) -> None:
             page.select_option(selector, value)
         else:
             page.fill(selector, value)
+    previous = page.get_attribute("body", "data-session")
     page.click("#start")
-    page.wait_for_selector("body[data-session]")
+    if previous is None:
+        page.wait_for_selector("body[data-session]")
+    else:  # a second game on the page: wait for its own session, not the last one's
+        page.wait_for_function(
+            f"document.body.getAttribute('data-session') !== {json.dumps(previous)}"
+        )
 
 
 def _session(server: str, page: Any) -> dict[str, Any]:

@@ -15,6 +15,25 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def _wait_until_it_answers(line: str, seconds: float = 60.0) -> None:
+    """Until the address the ready line names accepts a connection (on a loaded machine
+    the line can come well before the server serves)."""
+    import re
+    import socket
+    import time
+
+    match = re.search(r"http://([\d.]+):(\d+)", line)
+    assert match, line
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection((match[1], int(match[2])), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise AssertionError(f"nothing answers at {match[0]} after {seconds:g} s")
+
+
 @pytest.mark.parametrize(
     ("argv", "ready"),
     [
@@ -36,8 +55,9 @@ def test_ctrl_c_exits_130_with_one_line(argv: list[str], ready: str) -> None:
         assert proc.stdout is not None
         first = proc.stdout.readline()
         assert ready in first, first
+        _wait_until_it_answers(first)  # a person presses Ctrl-C on a running server
         os.killpg(proc.pid, signal.SIGINT)
-        _, err = proc.communicate(timeout=30)
+        _, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
