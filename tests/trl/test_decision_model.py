@@ -142,3 +142,42 @@ def test_rollouts_generate_through_a_vllm_trainer() -> None:
     assert asked and asked[0] == 3
     assert all(ep.events[0]["move"] == "4" for ep in played.episodes)
     assert all(reply[-1] == tok.eos_token_id for _, reply in (played.decisions or [[]])[0])
+
+
+def test_a_position_group_compares_replies_at_one_position() -> None:
+    """``TextRollout(group="position")``: each group's rows share one context (a position
+    of the trunk game, reached again through ``Episode.step``), each row's episode played
+    on from there; a stand-in generator answers (a different cell per call)."""
+    pytest.importorskip("transformers")
+    from rollouts.training.text_rollout import TextRollout
+
+    tok = _decision_tokenizer()
+    calls = {"n": 0}
+
+    class Generator:
+        use_vllm = True
+
+        def _generate_single_turn(
+            self, prompt_ids: list[list[int]], images: Any, fields: Any, n: int
+        ) -> tuple[list[list[int]], None]:
+            out = []
+            for _ in prompt_ids:
+                calls["n"] += 1
+                cell = tok(f"<move>{calls['n'] % 9}</move>", add_special_tokens=False)
+                out.append(cell["input_ids"] + [tok.eos_token_id])
+            return out, None
+
+    rollout = TextRollout(8, history="none", group="position")
+    rollout.vllm = Generator()
+    tasks = [
+        t for t in make_tasks(2, seed=9, game="tictactoe", opponent="random") for _ in range(4)
+    ]
+    played = rollout.play_branches(None, tok, tasks, 4, None, [tok.eos_token_id])
+    assert len(played.episodes) == len(played.prompt_ids) == 8
+    for g in (0, 4):
+        group = played.prompt_ids[g : g + 4]
+        assert all(p == group[0] for p in group)  # one position per group
+        assert all(ep.done for ep in played.episodes[g : g + 4])
+    assert len({tuple(r) for r in played.completion_ids[:4]}) > 1  # replies compared
+    with pytest.raises(ValueError, match="whole groups"):
+        rollout.play_branches(None, tok, tasks[:3], 4, None, [tok.eos_token_id])
