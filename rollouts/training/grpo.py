@@ -283,8 +283,9 @@ def shared_forward_trainer() -> Any:
     tokens and mask are identical are scored once, and the log-probabilities (and
     entropies) gathered back to every copy with an index, so autograd sums the copies'
     gradients into the one forward. Nothing else changes: advantages, clipping, the loss's
-    normalisation and the logged metrics see the full batch. Rows with images or other
-    per-row inputs are scored as TRL scores them."""
+    normalisation and the logged metrics see the full batch. Exact for a model whose
+    training forward is deterministic (no dropout, as the recipe's Qwen2); rows with
+    images or other per-row inputs are scored as TRL scores them."""
     import torch
     from trl import GRPOTrainer
 
@@ -314,8 +315,11 @@ def shared_forward_trainer() -> Any:
                 return super()._get_per_token_logps_and_entropies(
                     model, input_ids, attention_mask, logits_to_keep, **kwargs
                 )
-            first = torch.full((distinct.size(0),), key.size(0), dtype=torch.long)
-            first = first.scatter_reduce(0, inverse, torch.arange(key.size(0)), reduce="amin")
+            rows = torch.arange(key.size(0), device=key.device)
+            first = torch.full(
+                (distinct.size(0),), key.size(0), dtype=torch.long, device=key.device
+            )
+            first = first.scatter_reduce(0, inverse, rows, reduce="amin")
             logps, entropies, aux = super()._get_per_token_logps_and_entropies(
                 model, input_ids[first], attention_mask[first], logits_to_keep, **kwargs
             )
