@@ -346,6 +346,17 @@ def test_terminal_wordle_reveals_the_answer_after_a_loss() -> None:
     assert f"The answer was {answer.upper()}." in text and "you lost" in text
 
 
+def _as_a_terminal_starts_it() -> None:
+    """In the child, before it runs: SIGINT delivered and at its default, as a terminal's
+    shell leaves it. The test process may not: a library loaded by an earlier test in the
+    same worker (Ray's driver) can leave SIGINT blocked or ignored, and a child inherits
+    both, so its Ctrl-C would never arrive."""
+    import signal
+
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_terminal_ctrl_c_stops_without_a_traceback() -> None:
     import signal
     import subprocess
@@ -353,6 +364,7 @@ def test_terminal_ctrl_c_stops_without_a_traceback() -> None:
 
     r = subprocess.Popen(
         [_sys.executable, "-m", "rollouts.cli", "play", "--terminal"],
+        preexec_fn=_as_a_terminal_starts_it,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

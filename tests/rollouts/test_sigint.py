@@ -15,6 +15,17 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def _as_a_terminal_starts_it() -> None:
+    """In the child, before it runs: SIGINT delivered and at its default, as a terminal's
+    shell leaves it. The test process may not: a library loaded by an earlier test in the
+    same worker (Ray's driver) can leave SIGINT blocked or ignored, and a child inherits
+    both, so its Ctrl-C would never arrive."""
+    import signal
+
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _wait_until_it_answers(line: str, seconds: float = 60.0) -> None:
     """Until the address the ready line names accepts a connection (on a loaded machine
     the line can come well before the server serves)."""
@@ -50,6 +61,7 @@ def test_ctrl_c_exits_130_with_one_line(argv: list[str], ready: str) -> None:
         text=True,
         cwd=ROOT,
         start_new_session=True,  # its own group: the SIGINT a terminal sends to the group
+        preexec_fn=_as_a_terminal_starts_it,
     )
     try:
         assert proc.stdout is not None
