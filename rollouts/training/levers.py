@@ -16,7 +16,7 @@ import argparse
 import json
 import sys
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -143,4 +143,3 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 __all__ = ["Variant", "add_arguments", "run", "variants"]
-_ = asdict
