@@ -1,0 +1,151 @@
+"""Teacher games and SFT rows: the held-out and teacher tasks, the teacher's games
+(sampled and against an exhaustive opponent), their decisions and the SFT rows."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import Any
+
+from rollouts.training.recipe.plan import PLANS, RecipeSettings, one_player
+
+
+def eval_sets(s: RecipeSettings) -> dict[str, list[Any]]:
+    """The held-out tasks (their own seed, never trained on): per opponent."""
+    from core.tasks import make_tasks
+
+    plan = PLANS[s.game]
+    seed = 1_000_003 + s.seed
+    if one_player(s.game):
+        return {"solve": make_tasks(s.eval_games, seed=seed, game=s.game)}
+    common = {"game": s.game, "opening_plies": plan.opening_plies, "max_random_move_prob": 0.0}
+    return {
+        "random": make_tasks(s.eval_games, seed=seed, opponent="random", **common),
+        "optimal": make_tasks(
+            s.eval_games, seed=seed + 1, opponent="minimax", depth=plan.opponent_depth, **common
+        ),
+    }
+
+
+def teacher_tasks(s: RecipeSettings) -> list[Any]:
+    """Teacher-game tasks: both sides, random-move probability spread over 0-1."""
+    from core.tasks import make_tasks
+
+    plan = PLANS[s.game]
+    return make_tasks(
+        s.teacher_games,
+        seed=7_000_001 + s.seed,
+        game=s.game,
+        opponent="minimax",
+        depth=plan.opponent_depth,
+        num_groups=10,
+        opening_plies=plan.opening_plies,
+    )
+
+
+def play_teacher(policy: Any, tasks: Sequence[Any]) -> list[Any]:
+    """Episodes of ``tasks`` with ``policy`` (an ``Opponent``) choosing the model's moves,
+    each reply a ``<move>`` tag through ``Episode.step``."""
+    from core.episode import Episode
+    from core.parsing import format_reply
+    from core.rng import derive_rng
+
+    episodes = []
+    for task in tasks:
+        ep = Episode(task)
+        ep.reset()
+        ply = 0
+        while not ep.done:
+            move = policy.choose(ep.game, ep.state, derive_rng(task.seed, "teacher", ply))
+            ep.step(format_reply(ep.game.move_to_text(ep.state, move)))
+            ply += 1
+        episodes.append(ep)
+    return episodes
+
+
+def exhaustive_teacher_games(teacher: Any, s: RecipeSettings) -> list[Any]:
+    """The teacher's games against an exhaustive opponent: from both sides, every
+    opponent reply at every turn (a ``MoveListOpponent`` replayed one move longer
+    each time it runs out), and every move the teacher rates best (its exact
+    ties). Two-player games without an opening only; every move goes through
+    ``Episode.step``, so the decisions are the teacher's own, as in its sampled
+    games. Tic-Tac-Toe: a few thousand games, a few seconds."""
+    from core.episode import Episode
+    from core.opponents import MoveListOpponent, NoMoveLeftError
+    from core.parsing import format_reply
+    from core.tasks import make_tasks
+
+    plan = PLANS[s.game]
+    games: list[Any] = []
+    for side in (0, 1):
+        (task,) = make_tasks(
+            1,
+            seed=7_500_001 + s.seed,
+            game=s.game,
+            opponent="minimax",
+            depth=plan.opponent_depth,
+            model_player=side,
+            opening_plies=0,
+            max_random_move_prob=0.0,
+        )
+        stack: list[tuple[list[str], list[str]]] = [([], [])]
+        while stack:
+            theirs, mine = stack.pop()
+            ep = Episode(task, opponent=MoveListOpponent(theirs))
+            try:
+                ep.reset()
+                for move in mine:
+                    ep.step(format_reply(move))
+            except NoMoveLeftError as e:  # the opponent's turn: every reply
+                for m in ep.game.legal_moves(e.state):
+                    stack.append((theirs + [ep.game.move_to_text(e.state, m)], mine))
+                continue
+            if ep.done:
+                games.append(ep)
+                continue
+            chances = teacher.move_chances(ep.game, ep.state)
+            top = max(chances.values())
+            for m, v in chances.items():  # the teacher's turn: each of its best moves
+                if v >= top - 1e-9:
+                    stack.append((theirs, mine + [ep.game.move_to_text(ep.state, m)]))
+    return games
+
+
+def decisions(episodes: Sequence[Any], keep: set[str]) -> list[tuple[str, str]]:
+    """(observation, reply) of every decision in the kept games, read off their
+    events (each records the observation its reply answered; nothing replayed)."""
+    out = []
+    for ep in episodes:
+        if ep.result not in keep:
+            continue
+        for event in ep.events:  # each event records the observation its reply answered
+            out.append((event.observation, str(event.reply)))
+    return out
+
+
+def sft_rows(
+    pairs: Sequence[tuple[str, str]],
+    repeats: int,
+    seed: int,
+    coverage: Sequence[tuple[str, str]] = (),
+) -> list[dict[str, Any]]:
+    """Unique decisions (of ``coverage`` and ``pairs``) ``repeats`` times plus every
+    decision of ``pairs`` (so frequent positions weigh more), shuffled."""
+    unique = list(dict.fromkeys([*coverage, *pairs]))
+    chosen = unique * repeats + list(pairs)
+    random.Random(seed).shuffle(chosen)
+    return [
+        {"messages": [{"role": "user", "content": o}, {"role": "assistant", "content": r}]}
+        for o, r in chosen
+    ]
+
+
+def teacher_replies(pairs: Sequence[tuple[str, str]]) -> dict[str, set[str]]:
+    """Each trained observation and the moves the teacher plays there (every tie
+    it was seen to take), as core parses them from its replies."""
+    from core.parsing import parse_reply
+
+    out: dict[str, set[str]] = {}
+    for observation, reply in pairs:
+        out.setdefault(observation, set()).add(parse_reply(reply).move)
+    return out

@@ -1,0 +1,284 @@
+"""The recipe's plan: the model's size, each game's plan, the settings and how
+they resolve (:func:`resolve`)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+MODEL_CONFIG: dict[str, Any] = {
+    "hidden_size": 128,
+    "intermediate_size": 384,
+    "num_hidden_layers": 4,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "max_position_embeddings": 1024,
+    "tie_word_embeddings": True,
+}
+"""About 0.83M parameters (a 352-token vocabulary). Measured here, 800 SFT
+steps of 64 on the teacher's games, 200 held-out games per opponent, greedy:
+hidden 96 / 3 layers (0.37M, 0.26 CPU-s a step) won 86.0% against random and
+did not lose 95.5% against optimal; hidden 128 / 4 layers (0.83M, 0.48 CPU-s
+a step) 86.5% and 96.5%. The larger one is kept: it fits the teacher's
+decisions better for under twice the cost. Wider still did not pay at equal
+steps: hidden 192 / 4 layers (1.8M), 800 steps, 400 games per opponent, won
+85.2% and did not lose 95.2% (its argmax move a teacher-best one on 78.1% of
+the teacher's boards), where the 0.83M model given 1600 steps instead won
+93.8% and did not lose 100% (fit 97.2%): steps, not width, were short."""
+
+
+@dataclass(frozen=True)
+class GamePlan:
+    """What the recipe plays for one game."""
+
+    opponent_depth: int
+    """The minimax depth of the 'optimal' opponent (teacher games, RL, evaluation)."""
+    opponent_label: str
+    opening_plies: int
+    max_new_tokens: int
+    teacher_games: int
+    sft_steps: int
+    rl_steps: int
+    hard_steps: int = 0
+    """Steps of the hard-example SFT phase (0: none)."""
+    exact: bool = False
+    """Small enough to evaluate exactly: every move the opponent may play enumerated."""
+
+
+PLANS: dict[str, GamePlan] = {
+    "tictactoe": GamePlan(9, "optimal (minimax:9)", 0, 8, 3000, 1600, 0, 400, True),
+    "connect_four": GamePlan(2, "minimax:2", 2, 8, 600, 600, 20),
+    "wordle": GamePlan(2, "-", 0, 12, 600, 600, 0),
+}
+"""Per-game budgets (Connect Four and Wordle reduced: see docs/trl.md). The strong
+Tic-Tac-Toe recipe stops at SFT (``rl_steps`` 0): its RL was measured to change nothing
+(the exact figures identical after SFT and after each of two GRPO stages, 2026-12-02:
+docs/recipe-history.md) with a student within 0.05 points of its teacher; ``--rl-steps``
+still runs it."""
+
+QUICK: dict[str, Any] = {
+    "teacher_games": 300,
+    "sft_steps": 150,
+    "hard_steps": 0,
+    "rl_steps": 3,
+    "eval_games": 40,
+    "num_groups": 2,
+    "num_generations": 4,
+    "sampled": False,
+}
+"""``--quick``: a smoke run of every stage (a minute or two on 2 cores)."""
+
+TEACHERS = ("strong", "weak")
+"""``--teacher``: whose games SFT imitates (see ``RecipeSettings.teacher``)."""
+
+WEAK: dict[str, Any] = {
+    "sft_steps": 600,
+    "hard_steps": 0,
+    "rl_steps": 100,
+    "rl_stages": "0-0.25",
+    "rl_group": "game",
+    "rl_learning_rate": 1e-4,
+}
+"""``--teacher weak``: the settings that differ from the strong teacher's recipe."""
+
+
+@dataclass
+class RecipeSettings:
+    """Settings of ``gamebridge train recipe`` (0 / "" / "auto": the game's plan)."""
+
+    game: str = "tictactoe"
+    """The game (its plan in :data:`PLANS`)."""
+    teacher: str = "strong"
+    """``strong``: ``core.teacher`` (minimax-optimal, ties toward the best chance against
+    imperfect play); ``weak``: the seed's imperfect teacher (``core.teacher.weak_teacher``:
+    minimax depth 1 with 5% random moves), which RL has to go beyond (:data:`WEAK`)."""
+    seed: int = 0
+    """Seed of the teacher games, the model, SFT, GRPO and the held-out tasks."""
+    quick: bool = False
+    """A smoke run of every stage (:data:`QUICK`; a minute or two)."""
+    teacher_games: int = 0
+    """Sampled teacher games (0: the game's plan)."""
+    unique_repeats: int = 2
+    """Times each unique decision is repeated in the SFT rows (plus every decision once)."""
+    sft_steps: int = 0
+    """SFT optimizer steps (0: the game's plan)."""
+    sft_batch_size: int = 64
+    """SFT rows per step."""
+    sft_learning_rate: float = 2e-3
+    """SFT peak learning rate (cosine decay)."""
+    sft_loss: str = "sequence"
+    """``sequence`` (whole sequence, measured better) or ``assistant`` (replies only)."""
+    sft_assistant_weight: float = 0.0
+    """With ``sequence`` loss: add this many times the replies' mean token loss."""
+    hard_steps: int = -1
+    """Steps of the hard-example SFT phase after SFT (-1: the game's plan; 0: none): the
+    replies' loss only, on the SFT rows plus every trained decision the student's greedy
+    reply gets wrong, ``hard_repeats`` times. For a student that already fits: from the
+    1,600-step student (48 of 1,614 teacher boards wrong) 400 steps took it to 6 wrong;
+    after 200 steps (1,098 wrong) 20 steps made it worse (1,173), so ``--quick`` has none."""
+    hard_repeats: int = 9
+    """Times each decision the student gets wrong is added to the hard phase's rows."""
+    hard_learning_rate: float = 1e-4
+    """Peak learning rate of the hard phase (cosine decay)."""
+    exhaustive: str = "auto"
+    """``yes``/``no``/``auto``: add the teacher's games against an exhaustive opponent
+    (every reply, both sides; Tic-Tac-Toe's ``auto`` is yes) to the sampled games."""
+    vocab_size: int = 512
+    """The locally trained tokenizer's largest vocabulary."""
+    rl_stages: str = "0.2-0.7,0-0.25"
+    """Random-move probability ranges, one GRPO stage each."""
+    rl_steps: int = -1
+    """GRPO steps per stage (-1: the game's plan; 0: no RL)."""
+    num_groups: int = 32
+    """GRPO groups per update (tasks spread over the stage's random-move range): with
+    ``num_generations`` 8, 256 games an update, the seed course's batch."""
+    num_generations: int = 8
+    """Games per GRPO group (each group one task)."""
+    rl_group: str = "game"
+    """What one GRPO group compares (``TextRollout(group=...)``): ``game``:
+    ``num_generations`` games of one task, ``rl_decisions_per_game`` decisions of each,
+    every decision scored with its game's reward; ``position``: replies sampled at one
+    position of the model's greedy game, each played on greedily to the end, so the
+    group's advantage is that decision's (measured worse here: ``gamebridge train
+    levers``)."""
+    rl_decisions_per_game: int = 4
+    """Decisions of each game GRPO trains on (``TextRollout(decisions_per_game=...)``;
+    the group then has ``num_generations`` x this many samples). Measured from a weak
+    start at 0.643 non-loss vs optimal (40 steps of 8x8 games against 0-0.25, 400
+    held-out games, one seed): one decision a game 0.615 / 0.878 / 0.378 at lr 2e-5 /
+    5e-5 / 1e-4, four decisions 0.728 / 0.758 / 0.648; one decision at 5e-5 from the
+    recipe's own weak start (0.728) went to 0.700. Four gain at every rate tried, one
+    swings from -0.27 to +0.23: four is the default."""
+    loss_type: str = "cispo"
+    """TRL's GRPOConfig.loss_type (cispo: the seed's loss; grpo, dapo, dr_grpo, ...)."""
+    epsilon_high: float = 5.0
+    """The upper clip (cispo's suggested 5)."""
+    rl_learning_rate: float = 2e-5
+    """GRPO learning rate, constant (the weak teacher's recipe: 1e-4)."""
+    temperature: float = 1.0
+    """GRPO sampling temperature."""
+    rl_max_invalid_moves: int = 0
+    """Invalid replies allowed per GRPO game (0: the first forfeits)."""
+    eval_games: int = 400
+    """Held-out games per opponent (sides alternate). A sample: a student that plays exactly
+    as well as Tic-Tac-Toe's teacher expects 95.56% wins against random, with one standard
+    error of a point at 400 games; games small enough also get the exact figure
+    (:func:`exact_evaluation`). 1,000 games took the recipe to 15.5 minutes."""
+    sampled: bool = True
+    """Also evaluate sampled play (at ``eval_temperature``)."""
+    eval_temperature: float = 1.0
+    """Temperature of the sampled evaluation."""
+    hidden_size: int = 0
+    """Model width (0: :data:`MODEL_CONFIG`; the intermediate size is three times it)."""
+    num_layers: int = 0
+    """Model depth (0: :data:`MODEL_CONFIG`)."""
+    threads: int = 1
+    """Torch threads (1: on a shared, overloaded machine a second thread mostly spins)."""
+    output_dir: str = ""
+    """Default ``runs/recipe-<game>`` (``-quick`` appended in quick mode)."""
+    docs: str = "auto"
+    """File whose recipe markers get the table (auto: docs/trl.md on full runs)."""
+    progress: bool = False
+    """Progress bars for SFT and GRPO."""
+
+
+def resolve(s: RecipeSettings) -> RecipeSettings:
+    """The settings with the game's plan and quick mode filled in."""
+    plan = PLANS.get(s.game)
+    if plan is None:
+        raise ValueError(f"the recipe knows {sorted(PLANS)}, not {s.game!r}")
+    if s.teacher not in TEACHERS:
+        raise ValueError(f"teacher must be one of {TEACHERS}, not {s.teacher!r}")
+    if s.teacher == "weak" and one_player(s.game):
+        raise ValueError("the weak teacher needs a two-player game")
+    values = asdict(s)
+    if s.teacher == "weak":
+        for key, value in WEAK.items():
+            if values[key] == getattr(RecipeSettings(), key):
+                values[key] = value
+    if s.quick:
+        for key, value in QUICK.items():
+            if values[key] == getattr(RecipeSettings(), key):
+                values[key] = value
+    for key in ("teacher_games", "sft_steps"):
+        if not values[key]:
+            values[key] = getattr(plan, key)
+    if values["rl_steps"] < 0:
+        values["rl_steps"] = plan.rl_steps
+    if values["hard_steps"] < 0:
+        values["hard_steps"] = plan.hard_steps
+    if not values["output_dir"]:
+        values["output_dir"] = f"runs/recipe-{run_name(s)}" + ("-quick" if s.quick else "")
+    if values["docs"] == "auto":
+        values["docs"] = "" if s.quick else "docs/trl.md"
+    if values["sft_loss"] not in ("sequence", "assistant"):
+        raise ValueError(f"sft_loss must be sequence or assistant, not {values['sft_loss']!r}")
+    if values["exhaustive"] == "auto":
+        values["exhaustive"] = "yes" if s.game == "tictactoe" and s.teacher == "strong" else "no"
+    if values["exhaustive"] not in ("yes", "no"):
+        raise ValueError(f"exhaustive must be yes, no or auto, not {values['exhaustive']!r}")
+    if values["exhaustive"] == "yes" and (
+        plan.opening_plies or one_player(s.game) or s.teacher != "strong"
+    ):
+        raise ValueError(
+            "exhaustive teacher games need the strong teacher and a two-player game "
+            "without an opening"
+        )
+    if values["rl_group"] not in ("position", "game"):
+        raise ValueError(f"rl_group must be position or game, not {values['rl_group']!r}")
+    if values["rl_decisions_per_game"] < 1:
+        raise ValueError(
+            f"rl_decisions_per_game must be >= 1, not {values['rl_decisions_per_game']!r}"
+        )
+    if values["sft_assistant_weight"] < 0:
+        raise ValueError(
+            f"sft_assistant_weight must be >= 0, not {values['sft_assistant_weight']!r}"
+        )
+    parse_stages(values["rl_stages"])
+    return RecipeSettings(**values)
+
+
+def run_name(s: RecipeSettings) -> str:
+    """The run's name: the game, ``-weak`` for the weak teacher (output folder, docs markers)."""
+    return s.game + ("-weak" if s.teacher == "weak" else "")
+
+
+def one_player(game: str) -> bool:
+    """A one-player game (Wordle: solved or not, no sides, only wins kept): core's spec."""
+    from core.games import make_game
+
+    return make_game(game).spec.num_players == 1
+
+
+def kept_results(game: str) -> set[str]:
+    """The teacher games SFT keeps (the seed's filter): won or drawn; won (solved) alone
+    in a one-player game."""
+    return {"win"} if one_player(game) else {"win", "draw"}
+
+
+def model_config(s: RecipeSettings) -> dict[str, Any]:
+    """:data:`MODEL_CONFIG` with the settings' size overrides."""
+    config = dict(MODEL_CONFIG)
+    if s.hidden_size:
+        config["hidden_size"] = s.hidden_size
+        config["intermediate_size"] = 3 * s.hidden_size
+    if s.num_layers:
+        config["num_hidden_layers"] = s.num_layers
+    return config
+
+
+def parse_stages(text: str) -> list[tuple[float, float]]:
+    """``"0.2-0.7,0-0.25"`` -> ``[(0.2, 0.7), (0.0, 0.25)]``."""
+    stages = []
+    for part in text.split(","):
+        if not part.strip():
+            continue
+        lo, sep, hi = part.strip().partition("-")
+        try:
+            a, b = float(lo), float(hi)
+        except ValueError:
+            raise ValueError(f"bad RL stage {part!r}: expected LOW-HIGH, e.g. 0.2-0.7") from None
+        if not sep or not 0.0 <= a <= b <= 1.0:
+            raise ValueError(f"bad RL stage {part!r}: need 0 <= LOW <= HIGH <= 1")
+        stages.append((a, b))
+    return stages

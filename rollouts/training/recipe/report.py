@@ -1,0 +1,322 @@
+"""The report: Markdown tables, the verdict against the targets, the SVG plot and
+the docs writer."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rollouts.training.recipe.plan import RecipeSettings, one_player, run_name
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}"
+
+
+def _ci(ci: Sequence[float]) -> str:
+    return f"[{ci[0]:.3f}, {ci[1]:.3f}]"
+
+
+def stage_table(results: dict[str, Any], decoding: str, keys: Sequence[str]) -> list[str]:
+    """One Markdown table: a row per stage, W/D/L in percent per held-out set."""
+    stages = results["stages"]
+    sets = list(next(iter(stages.values()))["greedy"])
+    head = ["stage"]
+    for name in sets:
+        if name == "solve":
+            head += ["solved % [95% CI]", "mean guesses"]
+        else:
+            head += [f"vs {name} W/D/L %", "win [95% CI]", "non-loss [95% CI]"]
+    head += ["legal moves", "format"]
+    rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+
+    def cells(label: str, per_set: dict[str, Any]) -> str:
+        c = [label]
+        replies = legal = formed = 0
+        for name in sets:
+            e = per_set[name]
+            if name == "solve":
+                c += [
+                    f"{_pct(e['win_rate'])} {_ci(e['win_ci'])}",
+                    str(e.get("mean_guesses") or "-"),
+                ]
+            else:
+                n = max(e["games"], 1)
+                c += [
+                    f"{_pct(e['wins'] / n)}/{_pct(e['draws'] / n)}/{_pct(e['losses'] / n)}",
+                    f"{e['win_rate']:.3f} {_ci(e['win_ci'])}",
+                    f"{e['non_loss_rate']:.3f} {_ci(e['non_loss_ci'])}",
+                ]
+            replies += e["replies"]
+            legal += round(e["legal_move_rate"] * e["replies"])
+            formed += round(e["format_rate"] * e["replies"])
+        c += [f"{legal / max(replies, 1):.3f}", f"{formed / max(replies, 1):.3f}"]
+        return "| " + " | ".join(c) + " |"
+
+    if decoding == "greedy" and "teacher" in results:
+        rows.append(
+            cells(
+                f"teacher ({results['teacher']['name']}), ceiling", results["teacher"]["held_out"]
+            )
+        )
+    for key in keys:
+        entry = stages.get(key)
+        if entry and decoding in entry:
+            rows.append(cells(entry["label"], entry[decoding]))
+    return rows
+
+
+def exact_table(results: dict[str, Any], keys: Sequence[str]) -> list[str]:
+    """The exact expectations of the teacher and the greedy stages (games small enough
+    to enumerate): W/D/L in percent against each opponent."""
+    rows = [("teacher, ceiling", results["teacher"].get("exact"))]
+    rows += [(results["stages"][k]["label"], results["stages"][k].get("exact")) for k in keys]
+    rows = [(label, e) for label, e in rows if e]
+    if not rows:
+        return []
+
+    def wdl(e: dict[str, float]) -> str:
+        parts = (e["win_rate"], e.get("draw_rate"), e.get("loss_rate"))
+        if parts[1] is None or parts[2] is None:  # a run written before draws were kept
+            return f"{100 * e['win_rate']:.2f} / - / -"
+        return " / ".join(f"{100 * x:.2f}" for x in parts)
+
+    return [
+        "",
+        "Exact expectation, greedy (the teacher as it plays, with its ties and random "
+        "moves): every move each side may play enumerated with its probability (the random "
+        "opponent's legal moves, the optimal one's tied best moves, each equally likely), "
+        "both sides averaged, every branch through `core.Episode`; no sampling, so no "
+        "interval (the held-out games above are a sample of these):",
+        "",
+        "| stage | vs random W / D / L % | vs optimal W / D / L % | vs optimal non-loss |",
+        "|---|---|---|---|",
+        *(
+            f"| {label} | {wdl(e['random'])} | {wdl(e['optimal'])} "
+            f"| {100 * e['optimal']['non_loss_rate']:.2f}% |"
+            for label, e in rows
+        ),
+    ]
+
+
+def markdown(results: dict[str, Any]) -> str:
+    s = results["settings"]
+    m = results["model"]
+    t = results["timing"]
+    main = list(results["stages"])
+    games = {name: e["games"] for name, e in results["teacher"]["held_out"].items()}
+    load = t["load_average_1_5_15"]
+    lines = [
+        f"`gamebridge train recipe --game {s['game']}"
+        f"{' --teacher weak' if s.get('teacher') == 'weak' else ''}`"
+        f"{' --quick' if s['quick'] else ''}: "
+        f"tiny Qwen2 of {m['parameters']:,} parameters (vocab {m['vocab']}), "
+        f"{results['teacher']['kept']} of {results['teacher']['games']} teacher games kept "
+        f"({results['teacher']['decisions']} decisions)"
+        + (
+            f" plus {results['teacher']['exhaustive_games']} against an exhaustive opponent "
+            f"({results['teacher']['unique_decisions_trained']} unique decisions in all)"
+            if results["teacher"].get("exhaustive_games")
+            else ""
+        )
+        + f", {m['sft_rows']} SFT rows (prompts {m['prompt_tokens_mean']:g} tokens on average), "
+        f"{s['sft_steps']} SFT steps of {s['sft_batch_size']} ({s['sft_loss']} loss"
+        + (
+            f" + {s['sft_assistant_weight']:g} x replies"
+            if s.get("sft_assistant_weight") and s["sft_loss"] == "sequence"
+            else ""
+        )
+        + ")"
+        + (
+            f", then {h['steps']} hard-example steps (replies only, lr "
+            f"{s['hard_learning_rate']:g}; trained boards the student got wrong: "
+            f"{h['wrong_before']} -> {h['wrong_after']} of {h['boards']})"
+            if (h := results.get("hard"))
+            else ""
+        )
+        + ", "
+        + (
+            f"RL {s['rl_steps']} updates x {s['num_groups']}x{s['num_generations']} games per "
+            f"stage (stages {s['rl_stages']}; "
+            + (
+                "groups of one position, greedy continuations"
+                if s.get("rl_group", "game") == "position"
+                else f"groups of one task's games, {s['rl_decisions_per_game']} decisions of each"
+            )
+            + ")"
+            + f", loss `{s['loss_type']}`, lr {s['rl_learning_rate']:g}, "
+            f"temperature {s['temperature']:g}"
+            if s["rl_steps"] > 0
+            else "no RL stage"
+        )
+        + f". Held-out games per set: {games}"
+        + ("" if one_player(s["game"]) else ", sides alternating")
+        + ", through `core.Episode`.",
+        "",
+        f"Wall {t['total_wall_seconds']:.0f} s with {s['threads']} torch threads on "
+        f"{t['cpus']} shared cores (process CPU {t['process_cpu_seconds']:.0f} s; "
+        f"load average at the end {load.get(list(load)[-1]) if load else '-'}).",
+        "",
+        *(
+            []
+            if results.get("complete", True)
+            else [
+                f"**Partial run**: written after each stage; stages so far: "
+                f"{', '.join(results['stages'][k]['label'] for k in main)}.",
+                "",
+            ]
+        ),
+        *verdict(results),
+        "Greedy decoding:",
+        "",
+        *stage_table(results, "greedy", main),
+        *exact_table(results, main),
+    ]
+    if any("sampled" in results["stages"][k] for k in main):
+        lines += [
+            "",
+            f"Sampled (temperature {s['eval_temperature']:g}):",
+            "",
+            *stage_table(results, "sampled", main),
+        ]
+    return "\n".join(lines) + "\n"
+
+
+TARGETS: dict[str, dict[str, float]] = {
+    "strong": {"random_win": 0.95, "optimal_non_loss": 0.99},
+    "weak": {"random_win": 0.90, "optimal_non_loss": 0.97},
+}
+"""Tic-Tac-Toe's targets per teacher (exact, greedy, after the last stage)."""
+
+
+def verdict(results: dict[str, Any]) -> list[str]:
+    """The run read against its targets, in words the command writes (exact figures;
+    games small enough to enumerate only): the teacher, SFT and the last stage."""
+    stages = results["stages"]
+    s = results["settings"]
+    exact = {k: e["exact"] for k, e in stages.items() if e.get("exact")}
+    teacher = results["teacher"].get("exact")
+    if not exact or not teacher or "sft" not in exact:
+        return []
+    last = list(exact)[-1]
+    kind = s.get("teacher", "strong")
+    goal = TARGETS[kind]
+
+    def pct(e: dict[str, Any], name: str, key: str) -> str:
+        return f"{100 * e[name][key]:.2f}%"
+
+    def met(ok: bool) -> str:
+        return "met" if ok else "**missed**"
+
+    out = ["**Read against the targets** (exact, greedy; written by the command):", ""]
+    t, f, end = teacher, exact["sft"], exact[last]
+    out.append(
+        f"- teacher: {pct(t, 'random', 'win_rate')} wins against random, "
+        f"{pct(t, 'optimal', 'non_loss_rate')} non-loss against optimal."
+    )
+    if kind == "weak":
+        above = max(
+            f["random"]["win_rate"] - t["random"]["win_rate"],
+            f["optimal"]["non_loss_rate"] - t["optimal"]["non_loss_rate"],
+        )
+        out.append(
+            f"- SFT: {pct(f, 'random', 'win_rate')} and {pct(f, 'optimal', 'non_loss_rate')}: "
+            f"at most {100 * above:+.2f} points from the teacher on either opponent "
+            f"(imitation alone at most 5 above: {met(above <= 0.05)})."
+        )
+    if last != "sft":
+        w, n = end["random"]["win_rate"], end["optimal"]["non_loss_rate"]
+        out.append(
+            f"- after {stages[last]['label']}: {pct(end, 'random', 'win_rate')} wins against "
+            f"random (target {100 * goal['random_win']:.0f}%: {met(w >= goal['random_win'])}), "
+            f"{pct(end, 'optimal', 'non_loss_rate')} non-loss against optimal (target "
+            f"{100 * goal['optimal_non_loss']:.0f}%: {met(n >= goal['optimal_non_loss'])}); "
+            f"RL moved them {100 * (w - f['random']['win_rate']):+.2f} and "
+            f"{100 * (n - f['optimal']['non_loss_rate']):+.2f} points from SFT"
+            + (
+                f"; beyond the teacher by {100 * (w - t['random']['win_rate']):+.2f} and "
+                f"{100 * (n - t['optimal']['non_loss_rate']):+.2f}."
+                if kind == "weak"
+                else "."
+            )
+        )
+    else:
+        w, n = f["random"]["win_rate"], f["optimal"]["non_loss_rate"]
+        out.append(
+            f"- no RL stage ran: SFT's {pct(f, 'random', 'win_rate')} (target "
+            f"{100 * goal['random_win']:.0f}%: {met(w >= goal['random_win'])}) and "
+            f"{pct(f, 'optimal', 'non_loss_rate')} (target "
+            f"{100 * goal['optimal_non_loss']:.0f}%: {met(n >= goal['optimal_non_loss'])})."
+        )
+    minutes = results["timing"]["total_wall_seconds"] / 60
+    out += [f"- the whole command: {minutes:.1f} minutes wall.", ""]
+    return out
+
+
+def svg_plot(results: dict[str, Any]) -> str:
+    """Win rate (and non-loss rate) per stage and held-out set, with 95% intervals."""
+    series = []
+    keys = list(results["stages"])
+    sets = list(results["stages"][keys[0]]["greedy"])
+    for name in sets:
+        metric = "win" if name != "optimal" else "non_loss"
+        series.append((f"{metric.replace('_', '-')} vs {name}", name, metric))
+    width, height, left, bottom = 120 + 90 * len(keys), 320, 60, 260
+    colours = ["#1f77b4", "#d62728", "#2ca02c"]
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="11">',
+        f'<line x1="{left}" y1="{bottom}" x2="{width - 20}" y2="{bottom}" stroke="black"/>',
+        f'<line x1="{left}" y1="20" x2="{left}" y2="{bottom}" stroke="black"/>',
+    ]
+    for tick in range(0, 11, 2):
+        y = bottom - tick * 24
+        parts.append(f'<text x="{left - 30}" y="{y + 4}">{tick / 10:.1f}</text>')
+        parts.append(f'<line x1="{left}" y1="{y}" x2="{width - 20}" y2="{y}" stroke="#eee"/>')
+    for i, key in enumerate(keys):
+        x = left + 50 + 90 * i
+        parts.append(
+            f'<text x="{x - 30}" y="{bottom + 16}">{results["stages"][key]["label"][:14]}</text>'
+        )
+        for j, (_, name, metric) in enumerate(series):
+            e = results["stages"][key]["greedy"][name]
+            rate, (lo, hi) = e[f"{metric}_rate"], e[f"{metric}_ci"]
+            xx, c = x + 8 * j, colours[j % 3]
+            parts.append(
+                f'<line x1="{xx}" y1="{bottom - 240 * lo}" x2="{xx}" y2="{bottom - 240 * hi}" stroke="{c}"/>'
+            )
+            parts.append(f'<circle cx="{xx}" cy="{bottom - 240 * rate}" r="3" fill="{c}"/>')
+    for j, (label, _, _) in enumerate(series):
+        parts.append(
+            f'<text x="{left + 10 + 170 * j}" y="{bottom + 40}" fill="{colours[j % 3]}">{label} (greedy, 95% CI)</text>'
+        )
+    parts.append("</svg>")
+    return "\n".join(parts) + "\n"
+
+
+def marker(game: str, end: bool = False) -> str:
+    return f"<!-- recipe-table: {game} {'end' if end else 'start'} -->"
+
+
+def write_docs(path: str | Path, game: str, text: str) -> bool:
+    """Replace the text between the game's recipe markers in ``path``; False if absent."""
+    p = Path(path)
+    if not p.exists():
+        return False
+    doc = p.read_text(encoding="utf-8")
+    start, end = marker(game), marker(game, end=True)
+    i, j = doc.find(start), doc.find(end)
+    if i < 0 or j < i:
+        return False
+    p.write_text(doc[: i + len(start)] + "\n" + text + doc[j:], encoding="utf-8")
+    return True
+
+
+def write_results(s: RecipeSettings, results: dict[str, Any]) -> None:
+    out = Path(s.output_dir)
+    (out / "results.json").write_text(json.dumps(results, indent=2))
+    md = markdown(results)
+    (out / "results.md").write_text(md)
+    (out / "plot.svg").write_text(svg_plot(results))
+    results["docs_written"] = bool(s.docs) and write_docs(s.docs, run_name(s), md)

@@ -1,0 +1,386 @@
+"""The run: SFT, the hard-example phase, the GRPO stages, each evaluated, and
+:func:`run_recipe` which chains them."""
+
+from __future__ import annotations
+
+import os
+import random
+import resource
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rollouts.training.recipe.data import (
+    decisions,
+    eval_sets,
+    exhaustive_teacher_games,
+    play_teacher,
+    sft_rows,
+    teacher_replies,
+    teacher_tasks,
+)
+from rollouts.training.recipe.evaluation import (
+    evaluate_model,
+    exact_evaluation,
+    model_replies_to,
+    student_errors,
+    summarize,
+    teacher_replies_to,
+)
+from rollouts.training.recipe.plan import (
+    PLANS,
+    RecipeSettings,
+    kept_results,
+    model_config,
+    parse_stages,
+    resolve,
+)
+from rollouts.training.recipe.report import write_results
+
+
+@dataclass
+class Clock:
+    """Wall and CPU seconds per stage, and the machine's load around them."""
+
+    start: float = field(default_factory=time.perf_counter)
+    marks: dict[str, float] = field(default_factory=dict)
+    load: list[tuple[str, list[float]]] = field(default_factory=list)
+
+    def mark(self, name: str) -> None:
+        self.marks[name] = round(time.perf_counter() - self.start, 1)
+        self.load.append((name, [round(x, 2) for x in os.getloadavg()]))
+
+    def figures(self) -> dict[str, Any]:
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        return {
+            "wall_seconds_at": self.marks,
+            "total_wall_seconds": round(time.perf_counter() - self.start, 1),
+            "process_cpu_seconds": round(usage.ru_utime + usage.ru_stime, 1),
+            "load_average_1_5_15": dict(self.load),
+            "cpus": os.cpu_count(),
+        }
+
+
+def _log(s: RecipeSettings, clock: Clock, text: str) -> None:
+    print(f"[recipe {time.perf_counter() - clock.start:6.0f}s] {text}", flush=True)
+
+
+def run_rl_stages(
+    s: RecipeSettings,
+    model: Any,
+    tokenizer: Any,
+    results: dict[str, Any],
+    sets: dict[str, list[Any]],
+    clock: Clock,
+    sampled: bool,
+    on_stage: Any = None,
+    *,
+    evaluate: bool = True,
+) -> Any:
+    """The GRPO stages, each followed by its evaluation (``evaluate``; sampled play too
+    after the last stage when ``sampled``)."""
+    from rollouts.training.grpo import GRPOSettings, train_grpo
+    from rollouts.training.text_rollout import TextRollout
+
+    plan = PLANS[s.game]
+    stages = parse_stages(s.rl_stages)
+    steps = s.rl_steps
+    per_game = 1 if s.rl_group == "position" else s.rl_decisions_per_game
+    for k, (lo, hi) in enumerate(stages, start=1):
+        stage = f"rl{k}"
+        grpo = GRPOSettings(
+            game=s.game,
+            mode="rollout_func",
+            num_tasks=steps * s.num_groups,
+            opponent="minimax",
+            depth=plan.opponent_depth,
+            opening_plies=plan.opening_plies,
+            max_invalid_moves=s.rl_max_invalid_moves,
+            min_random_move_prob=lo,
+            max_random_move_prob=hi,
+            num_groups=s.num_groups,
+            num_generations=s.num_generations * per_game,
+            temperature=s.temperature,
+            learning_rate=s.rl_learning_rate,
+            lr_scheduler_type="constant",
+            loss_type=s.loss_type,
+            epsilon_high=s.epsilon_high,
+            max_steps=steps,
+            max_completion_length=plan.max_new_tokens,
+            max_new_tokens=plan.max_new_tokens,
+            beta=0.0,
+            cpu=True,
+            seed=s.seed + 100 * k,
+            logging_steps=max(1, steps // 5),
+            output_dir=str(Path(s.output_dir) / stage),
+        )
+        trainer = train_grpo(
+            grpo,
+            model=model,
+            tokenizer=tokenizer,
+            progress=s.progress,
+            rollout=TextRollout(
+                plan.max_new_tokens,
+                history="none",
+                decisions_per_game=per_game,
+                group=s.rl_group,
+                continuation="greedy" if s.rl_group == "position" else "sample",
+            ),
+        )
+        model = trainer.model
+        results["logs"][stage] = [h for h in trainer.state.log_history if "loss" in h]
+        clock.mark(stage)
+        if not evaluate:
+            continue
+        label = f"RL{k} ({lo:g}-{hi:g})"
+        record(s, model, tokenizer, stage, label, results, sets, sampled and k == len(stages))
+        _log(s, clock, line(stage, results["stages"][stage]))
+        if on_stage is not None:
+            on_stage()
+    return model
+
+
+def record(
+    s: RecipeSettings,
+    model: Any,
+    tokenizer: Any,
+    key: str,
+    label: str,
+    results: dict[str, Any],
+    sets: dict[str, list[Any]],
+    sampled: bool,
+) -> None:
+    plan = PLANS[s.game]
+    entry = {
+        "label": label,
+        "greedy": evaluate_model(model, tokenizer, sets, max_new_tokens=plan.max_new_tokens),
+    }
+    if plan.exact:
+        entry["exact"] = exact_evaluation(
+            s, model_replies_to(model, tokenizer, plan.max_new_tokens)
+        )
+    if sampled:
+        entry["sampled"] = evaluate_model(
+            model,
+            tokenizer,
+            sets,
+            max_new_tokens=plan.max_new_tokens,
+            temperature=s.eval_temperature,
+            seed=s.seed,
+        )
+    results["stages"][key] = entry
+
+
+def line(key: str, entry: dict[str, Any]) -> str:
+    parts = [f"{entry['label']:<14}"]
+    for name, e in entry["greedy"].items():
+        parts.append(
+            f"{name}: {e['wins']}/{e['draws']}/{e['losses']} legal {e['legal_move_rate']:.3f}"
+        )
+    return "  ".join(parts)
+
+
+def sft(
+    s: RecipeSettings,
+    model: Any,
+    tokenizer: Any,
+    rows: list[dict[str, Any]],
+    steps: int,
+    name: str,
+    results: dict[str, Any],
+    *,
+    learning_rate: float | None = None,
+    replies_only: bool | None = None,
+) -> None:
+    """SFT ``model`` in place (cosine decay, whole-sequence loss unless ``sft_loss``;
+    ``learning_rate`` and ``replies_only`` override the settings' for one phase)."""
+    from rollouts.training.sft import run_sft
+
+    assistant = s.sft_loss == "assistant" if replies_only is None else replies_only
+    trainer = run_sft(
+        model,
+        tokenizer,
+        rows,
+        output_dir=str(Path(s.output_dir) / name),
+        max_steps=steps,
+        learning_rate=s.sft_learning_rate if learning_rate is None else learning_rate,
+        batch_size=s.sft_batch_size,
+        seed=s.seed,
+        max_length=512,
+        progress=s.progress,
+        assistant_only_loss=assistant,
+        lr_scheduler_type="cosine",
+        warmup_steps=min(20, steps // 10),
+        assistant_weight=0.0 if assistant else s.sft_assistant_weight,
+    )
+    results["logs"][name] = [h for h in trainer.state.log_history if "loss" in h]
+
+
+def hard_phase(
+    s: RecipeSettings,
+    model: Any,
+    tokenizer: Any,
+    rows: list[dict[str, Any]],
+    trained: Sequence[tuple[str, str]],
+    results: dict[str, Any],
+    clock: Clock,
+) -> None:
+    """SFT's hard-example phase, in place: the trained decisions the student's greedy
+    reply gets wrong (:func:`student_errors`), added ``hard_repeats`` times to the SFT
+    rows, then ``hard_steps`` steps on the replies' loss only at ``hard_learning_rate``.
+    The errors before and after go in ``results["hard"]``."""
+    plan = PLANS[s.game]
+    support = teacher_replies(trained)
+    before = student_errors(model, tokenizer, support, plan.max_new_tokens)
+    hard = [(o, r) for o, r in dict.fromkeys(trained) if o in before]
+    extra = sft_rows(hard * s.hard_repeats, 0, s.seed + 1)
+    mixed = rows + extra
+    random.Random(s.seed + 1).shuffle(mixed)
+    _log(s, clock, f"hard examples: {len(before)} of {len(support)} trained boards wrong")
+    sft(
+        s,
+        model,
+        tokenizer,
+        mixed,
+        s.hard_steps,
+        "sft-hard",
+        results,
+        learning_rate=s.hard_learning_rate,
+        replies_only=True,
+    )
+    after = student_errors(model, tokenizer, support, plan.max_new_tokens)
+    results["hard"] = {
+        "boards": len(support),
+        "wrong_before": len(before),
+        "wrong_after": len(after),
+        "fixed": len(before - after),
+        "broken": len(after - before),
+        "rows_added": len(extra),
+        "steps": s.hard_steps,
+    }
+    _log(
+        s,
+        clock,
+        f"after {s.hard_steps} hard steps: {len(after)} of {len(support)} wrong "
+        f"({len(before - after)} fixed, {len(after - before)} newly wrong)",
+    )
+
+
+def run_recipe(settings: RecipeSettings) -> dict[str, Any]:
+    """The whole recipe; returns (and writes) the results."""
+    from rollouts.training.tiny import _require
+
+    _require()
+    import torch
+
+    from core.teacher import make_teacher, weak_teacher
+    from rollouts.training.tiny import (
+        DECISION_CHAT_TEMPLATE,
+        build_model,
+        build_tokenizer,
+        save_tiny,
+    )
+
+    s = resolve(settings)
+    torch.set_num_threads(s.threads)
+    out = Path(s.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    clock = Clock()
+    results: dict[str, Any] = {"settings": asdict(s), "stages": {}, "logs": {}}
+    sets = eval_sets(s)
+
+    # 1. teacher games and the ceiling
+    teacher = make_teacher(s.game) if s.teacher == "strong" else weak_teacher(s.game)
+    keep = kept_results(s.game)
+    games = play_teacher(teacher, teacher_tasks(s))
+    pairs = decisions(games, keep)
+    every: list[Any] = []
+    coverage: list[tuple[str, str]] = []
+    if s.exhaustive == "yes":
+        every = exhaustive_teacher_games(teacher, s)
+        coverage = decisions(every, keep)
+    results["teacher"] = {
+        "name": teacher.name,
+        "games": len(games),
+        "kept": sum(g.result in keep for g in games),
+        "decisions": len(pairs),
+        "unique_decisions": len(set(pairs)),
+        "exhaustive_games": len(every),
+        "exhaustive_unique_decisions": len(set(coverage)),
+        "unique_decisions_trained": len(set(coverage) | set(pairs)),
+        "held_out": {name: summarize(play_teacher(teacher, tasks)) for name, tasks in sets.items()},
+    }
+    if PLANS[s.game].exact:
+        results["teacher"]["exact"] = exact_evaluation(s, teacher_replies_to(teacher, s.game))
+    clock.mark("teacher")
+    _log(
+        s,
+        clock,
+        f"teacher {teacher.name}: {results['teacher']['kept']}/{len(games)} games kept, "
+        f"{len(pairs)} decisions ({results['teacher']['unique_decisions']} unique)",
+    )
+    for name, e in results["teacher"]["held_out"].items():
+        _log(s, clock, f"teacher ceiling vs {name}: {e['wins']}/{e['draws']}/{e['losses']}")
+    if coverage:
+        _log(
+            s,
+            clock,
+            f"exhaustive opponent: {len(every)} teacher games, "
+            f"{len(set(coverage))} unique decisions "
+            f"({results['teacher']['unique_decisions_trained']} in all with the sampled games)",
+        )
+    rows = sft_rows(pairs, s.unique_repeats, s.seed, coverage)
+
+    # 2. tokenizer and model
+    tokenizer = build_tokenizer(rows[:3000], s.vocab_size, DECISION_CHAT_TEMPLATE)
+    model = build_model(tokenizer, seed=s.seed, **model_config(s))
+    results["model"] = {
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "vocab": len(tokenizer),
+        "config": model_config(s),
+        "sft_rows": len(rows),
+        "prompt_tokens_mean": round(
+            sum(
+                len(
+                    tokenizer.apply_chat_template(
+                        r["messages"][:1], add_generation_prompt=True, return_dict=False
+                    )
+                )
+                for r in rows[:200]
+            )
+            / max(1, min(200, len(rows))),
+            1,
+        ),
+    }
+
+    def checkpoint(done: bool = False) -> None:
+        """Write the results so far (an interrupted run keeps its finished stages)."""
+        results["timing"] = clock.figures()
+        results["complete"] = done
+        write_results(s, results)
+
+    record(s, model, tokenizer, "base", "base", results, sets, False)
+    clock.mark("base")
+    _log(s, clock, line("base", results["stages"]["base"]))
+    checkpoint()
+
+    # 3. SFT, then its hard-example phase
+    sft(s, model, tokenizer, rows, s.sft_steps, "sft", results)
+    if s.hard_steps > 0:
+        hard_phase(s, model, tokenizer, rows, [*coverage, *pairs], results, clock)
+    clock.mark("sft")
+    record(s, model, tokenizer, "sft", "SFT", results, sets, s.sampled)
+    _log(s, clock, line("sft", results["stages"]["sft"]))
+    save_tiny(model, tokenizer, out / "sft-model", {"recipe": asdict(s), "stage": "sft"})
+    checkpoint()
+
+    # 4-5. RL stages, each evaluated
+    if s.rl_steps > 0:
+        model = run_rl_stages(
+            s, model, tokenizer, results, sets, clock, s.sampled, on_stage=checkpoint
+        )
+    save_tiny(model, tokenizer, out / "model", {"recipe": asdict(s)})
+    checkpoint(done=True)
+    return results
