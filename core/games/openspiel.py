@@ -10,7 +10,7 @@ them (core's RNG from the task seed and the position), never pyspiel. In a
 hidden-information game ``observation(state, player)`` is pyspiel's observation
 string for that player and a status line, without the history (which holds the
 other's cards); ``render`` is the full state, for logs. Information-set MCTS
-(``pyspiel.ISMCTSBot``) is the MCTS opponent where pyspiel can resample a state
+(OpenSpiel's ``ISMCTSBot``, seeded) is the MCTS opponent where pyspiel can resample a state
 from a player's view (``ISMCTS_GAMES``); elsewhere only ``random`` is offered.
 
 Overview
@@ -105,7 +105,7 @@ HIDDEN_MOVES = frozenset({"phantom_ttt", "dark_hex", "goofspiel"})
 
 ISMCTS_GAMES = frozenset({"kuhn_poker", "leduc_poker"})
 """Hidden-information games whose pyspiel states resample from a seat's view, so
-information-set MCTS (``pyspiel.ISMCTSBot``) can play them; the others (Phantom
+information-set MCTS (OpenSpiel's ``ISMCTSBot``, seeded) can play them; the others (Phantom
 Tic-Tac-Toe, Dark Hex: ``ResampleFromInfostate`` not implemented) get only the
 random opponent."""
 """Seat games in which a player does not see the other's moves."""
@@ -550,17 +550,7 @@ class OpenSpielGame(Game[OpenSpielState, int]):
         pyspiel = self._pyspiel
         evaluator = pyspiel.RandomRolloutEvaluator(1, seed)
         if self._hidden:  # information-set MCTS: searches states resampled from the seat's view
-            ismcts = pyspiel.ISMCTSBot(
-                seed,
-                evaluator,
-                MCTS_UCT_C,
-                mcts_simulations(level),
-                -1,
-                pyspiel.ISMCTSFinalPolicyType.MAX_VISIT_COUNT,
-                False,
-                False,
-            )
-            return int(ismcts.step(self._node(state.history).state))
+            return _ismcts(self._game, self._node(state.history).state, level, seed)
         bot = pyspiel.MCTSBot(
             self._game,
             evaluator,
@@ -572,6 +562,34 @@ class OpenSpielGame(Game[OpenSpielState, int]):
             False,
         )
         return int(bot.step(self._node(state.history).state))
+
+
+def _ismcts(game: Any, state: Any, level: int, seed: int) -> int:
+    """OpenSpiel's information-set MCTS (its Python ``ISMCTSBot``, random rollouts)
+    with every random choice from one ``numpy`` generator seeded by ``seed``.
+
+    Not ``pyspiel.ISMCTSBot``, nor the Python bot's default resampler: both resample
+    the other seat's cards with an unseeded sampler, so the visit counts, and the
+    move, changed from call to call for one state and seed (in Kuhn Poker about 1
+    seed in 8 at 20 simulations): one task's rollouts met different opponents
+    (tests/games/test_openspiel_seats.py checks the move is a function of the seed)."""
+    import numpy as np
+    from open_spiel.python.algorithms import ismcts, mcts  # type: ignore[import-untyped]  # no stubs
+
+    random_state = np.random.RandomState(seed)
+    bot = ismcts.ISMCTSBot(
+        game,
+        mcts.RandomRolloutEvaluator(1, random_state),
+        MCTS_UCT_C,
+        mcts_simulations(level),
+        random_state=random_state,
+        final_policy_type=ismcts.ISMCTSFinalPolicyType.MAX_VISIT_COUNT,
+    )
+    # Its default resampler draws from an unseeded pyspiel.UniformProbabilitySampler.
+    bot.set_resampler(
+        lambda sampled, player: sampled.resample_from_infostate(player, random_state.uniform)
+    )
+    return int(bot.step(state.clone()))
 
 
 def _board_shape(params: Mapping[str, Any]) -> tuple[int, int]:

@@ -11,7 +11,9 @@ server-based drivers); the per-game tests read their slice.
 
 Bridged OpenSpiel games (``BRIDGED``, when OpenSpiel is installed) run too,
 against the MCTS opponent, with a low turn cap so they stay cheap; they have no
-golden transcripts (their trajectories depend on OpenSpiel's version).
+golden transcripts (their trajectories depend on OpenSpiel's version). Among them
+the two-seat games of chance and hidden information (``SEAT_GAMES``); two outside
+seats through every framework are tests/conformance/test_two_seats.py's.
 """
 
 from __future__ import annotations
@@ -32,6 +34,10 @@ from rollouts.drivers.base import TOOLS
 from rollouts.drivers.core import CoreDriver
 
 POLICY = "noisy:0.3/minimax:1"
+SEAT_GAMES = ["openspiel:kuhn_poker", "openspiel:backgammon", "openspiel:phantom_ttt"]
+"""Two-seat games of chance (backgammon's dice, Kuhn's deal) and hidden information
+(Kuhn's cards, Phantom Tic-Tac-Toe's board): one outside seat against the bridge's
+bot (information-set MCTS, MCTS, random), each chance outcome drawn by core."""
 TASKS_PER_GAME = 2
 BRIDGED = (
     [
@@ -41,6 +47,7 @@ BRIDGED = (
         "openspiel:dots_and_boxes",
         "openspiel:go(board_size=5)",
         "openspiel:hex(board_size=5)",
+        *SEAT_GAMES,
     ]
     if importlib.util.find_spec("pyspiel") is not None
     else []
