@@ -6,13 +6,14 @@ from __future__ import annotations
 import importlib.metadata
 import os
 import platform
-import re
 import statistics
 import subprocess
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from rollouts.markers import replace_between, section_body
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "performance.md"
@@ -323,9 +324,6 @@ def write_doc(path: Path, section: str, begin: str = BEGIN, end: str = END) -> N
     """Replace the text between the markers (``begin``, ``end``) of ``path`` (appending
     it, with the markers, when the file has none; creating the file when missing)."""
     text = path.read_text() if path.exists() else "# Performance\n"
-    pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end), re.DOTALL)
-    if pattern.search(text):
-        text = pattern.sub(lambda _: section, text, count=1)
-    else:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
-    path.write_text(text)
+    body = section_body(section, begin, end)
+    new = replace_between(text, begin, end, body)
+    path.write_text(text.rstrip("\n") + "\n\n" + section + "\n" if new is None else new)

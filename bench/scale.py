@@ -38,12 +38,13 @@ import argparse
 import json
 import os
 import platform
-import re
 import statistics
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+
+from rollouts.markers import replace_between, section_body
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "scaling.md"
@@ -234,11 +235,10 @@ def section(rows: list[dict[str, Any]], loads: tuple[Any, Any], seconds: float) 
 
 
 def write_doc(text: str) -> None:
-    doc = DOC.read_text()
-    pattern = re.compile(re.escape(BEGIN) + r".*?" + re.escape(END), re.DOTALL)
-    if not pattern.search(doc):
+    doc = replace_between(DOC.read_text(), BEGIN, END, section_body(text, BEGIN, END))
+    if doc is None:
         raise RuntimeError(f"{DOC} has no {BEGIN!r} ... {END!r} section")
-    DOC.write_text(pattern.sub(lambda _: text, doc, count=1))
+    DOC.write_text(doc)
 
 
 def main(argv: list[str] | None = None) -> int:

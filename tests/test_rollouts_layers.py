@@ -1,11 +1,13 @@
 """The layers inside rollouts/ (../shared/ARCHITECTURE.md, "Layers inside rollouts/"),
 checked like the floors between core, adapters and rollouts (tests/test_imports.py):
 
-    manifest < model < drivers < records < running < analysis < play < training < cli
+    leaves < model < drivers < records < running < analysis < play < training < cli
 
 A module imports only from its own layer and the layers below, even lazily inside a
-function. ``analysis`` (summary, report, export) only reads records: from rollouts it
-imports the record types and the other analysis modules, nothing that runs episodes.
+function. The leaves (the framework manifest, the docs marker splice) import nothing of
+gamebridge. ``analysis`` (summary, report, export) only reads records: from rollouts it
+imports the record types, the leaves and the other analysis modules, nothing that runs
+episodes.
 The arrows that still point up are listed in ``KNOWN_UPWARD`` with why; a new one fails.
 """
 
@@ -18,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # (layer, dotted prefixes of its modules; the longest matching prefix wins)
-    ("manifest", ("rollouts.frameworks",)),
+    ("leaves", ("rollouts.frameworks", "rollouts.markers")),
     ("model", ("rollouts.model",)),
     ("drivers", ("rollouts.drivers",)),
     ("records", ("rollouts.evaluation.records",)),
@@ -128,9 +130,34 @@ def test_analysis_only_reads_records() -> None:
         for line, target in _imports(path):
             is_record = any(target == t or target.startswith(t + ".") for t in RECORD_TYPES)
             rank = layer_of(target)
-            if not is_record and (rank is None or LAYERS[rank][0] != "analysis"):
+            if not is_record and (rank is None or LAYERS[rank][0] not in ("leaves", "analysis")):
                 bad.append(f"{path.relative_to(ROOT)}:{line}: {target}")
     assert not bad, "analysis imports something other than records:\n" + "\n".join(bad)
+
+
+PROJECT = ("core", "adapters", "rollouts", "bench", "server")
+
+
+def test_leaves_import_nothing_of_gamebridge() -> None:
+    """A leaf (standard library only) may be read by every wing, bench and the docs
+    tools, which load some of them by path."""
+    bad = []
+    for path in sorted((ROOT / "rollouts").rglob("*.py")):
+        if layer_of(_module(path)) != 0:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = ["." * node.level + (node.module or "")]
+            else:
+                continue
+            bad += [
+                f"{path.relative_to(ROOT)}:{node.lineno}: {name}"
+                for name in names
+                if name.startswith(".") or name.split(".")[0] in PROJECT
+            ]
+    assert not bad, "a leaf imports gamebridge:\n" + "\n".join(bad)
 
 
 def test_layers_and_the_scan_itself() -> None:

@@ -3,19 +3,27 @@
 renders it and this module prints it, splices it into the page (``--write``) or
 says, with a diff, that the page is stale (``--check``, exit 1).
 
-Standard library only; the tools import it by path (they are scripts, not a package).
+Standard library only; the tools import it by path (they are scripts, not a package),
+and it loads ``rollouts/markers.py`` (the one marker splice of the tree, a standard-library
+leaf) by path too.
 """
 
 from __future__ import annotations
 
 import argparse
 import difflib
+import importlib.util
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+
+_mspec = importlib.util.spec_from_file_location("_markers", ROOT / "rollouts" / "markers.py")
+assert _mspec is not None and _mspec.loader is not None
+markers = sys.modules.setdefault("_markers", importlib.util.module_from_spec(_mspec))
+_mspec.loader.exec_module(markers)
 
 
 @dataclass(frozen=True)
@@ -37,11 +45,10 @@ class Section:
 
     def splice(self, page: str, table: str) -> str:
         """``page`` with its section replaced by ``table`` (which carries the markers)."""
-        if self.begin not in page or self.end not in page:
+        if markers.replace_between(page, self.begin, self.end, "") is None:
             raise self.error(f"{self.name} lacks the markers {self.begin!r} ... {self.end!r}")
-        head, _, rest = page.partition(self.begin)
-        _, _, tail = rest.partition(self.end)
-        return head + table + tail
+        body = markers.section_body(table, self.begin, self.end)
+        return str(markers.replace_between(page, self.begin, self.end, body))
 
     def parser(self, description: str) -> argparse.ArgumentParser:
         """``--write`` and ``--check`` (one at most); a tool may add its own flags."""

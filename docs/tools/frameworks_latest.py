@@ -22,6 +22,7 @@ rewards as core, event by event. Not part of ``make test`` (minutes per row).
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import re
 import shutil
@@ -202,11 +203,16 @@ def table(results: list[dict[str, object]]) -> str:
 
 
 def write_page(text: str) -> None:
-    page = PAGE.read_text(encoding="utf-8")
-    pattern = re.compile(re.escape(BEGIN) + r".*?" + re.escape(END), re.DOTALL)
-    if not pattern.search(page):
+    spec = importlib.util.spec_from_file_location("_markers", ROOT / "rollouts" / "markers.py")
+    assert spec is not None and spec.loader is not None
+    markers = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(markers)  # the one marker splice (a standard-library leaf)
+    page = markers.replace_between(
+        PAGE.read_text(encoding="utf-8"), BEGIN, END, markers.section_body(text, BEGIN, END)
+    )
+    if page is None:
         raise SystemExit(f"{PAGE} has no frameworks-latest markers")
-    PAGE.write_text(pattern.sub(lambda _: text, page, count=1), encoding="utf-8")
+    PAGE.write_text(page, encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> int:

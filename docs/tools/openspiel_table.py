@@ -171,9 +171,10 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         return 0
     if args.write:
-        text = PAGE.read_text(encoding="utf-8")
-        start, end = text.index(BEGIN) + len(BEGIN), text.index(END)
-        PAGE.write_text(text[:start] + "\n" + fresh + "\n" + text[end:], encoding="utf-8")
+        from rollouts.markers import write_between
+
+        if not write_between(PAGE, BEGIN, END, "\n" + fresh + "\n"):
+            raise SystemExit(f"{PAGE} lacks the markers {BEGIN!r} ... {END!r}")
         return 0
     print(fresh)
     return 0

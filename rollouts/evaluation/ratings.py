@@ -147,16 +147,9 @@ def docs_marker(game: str, end: bool = False) -> str:
 
 def write_docs(path: str | Path, game: str, text: str) -> bool:
     """Replace the text between ``game``'s arena markers in ``path``; False if it has none."""
-    p = Path(path)
-    if not p.exists():
-        return False
-    doc = p.read_text(encoding="utf-8")
-    start, end = docs_marker(game), docs_marker(game, end=True)
-    i, j = doc.find(start), doc.find(end)
-    if i < 0 or j < i:
-        return False
-    p.write_text(doc[: i + len(start)] + "\n" + text + doc[j:], encoding="utf-8")
-    return True
+    from rollouts.markers import write_between
+
+    return write_between(path, docs_marker(game), docs_marker(game, end=True), "\n" + text)
 
 
 __all__ = [

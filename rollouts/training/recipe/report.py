@@ -301,16 +301,9 @@ def marker(game: str, end: bool = False) -> str:
 
 def write_docs(path: str | Path, game: str, text: str) -> bool:
     """Replace the text between the game's recipe markers in ``path``; False if absent."""
-    p = Path(path)
-    if not p.exists():
-        return False
-    doc = p.read_text(encoding="utf-8")
-    start, end = marker(game), marker(game, end=True)
-    i, j = doc.find(start), doc.find(end)
-    if i < 0 or j < i:
-        return False
-    p.write_text(doc[: i + len(start)] + "\n" + text + doc[j:], encoding="utf-8")
-    return True
+    from rollouts.markers import write_between
+
+    return write_between(path, marker(game), marker(game, end=True), "\n" + text)
 
 
 def write_results(s: RecipeSettings, results: dict[str, Any]) -> None:
