@@ -216,7 +216,7 @@ nemo-ng-run: setup ## NeMo Gym's own ng_run + ng_collect_rollouts on gamebridge;
 	$(PY) -m rollouts.drivers.ng_run
 
 eval-ray: setup-venv ## Every game through `gamebridge eval --executor ray` (local 2-CPU cluster) and threads; same JSONL.
-	$(PY) -m rollouts.drivers.executors
+	$(PY) -m rollouts.evaluation.ray_check
 
 bench-scale: setup ## 1 vs 2 workers (Ray) and 1 vs 2 processes (TRL): rewrites docs/scaling.md.
 	$(PY) -m bench.scale

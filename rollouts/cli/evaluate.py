@@ -40,9 +40,9 @@ from rollouts.cli.common import (
     _unavailable_framework,
     _unique_dir,
 )
+from rollouts.cli.comparison import compare_games
 from rollouts.evaluation.compare import (
     choose_frameworks,
-    compare_games,
     endpoint,
     make_tasks,
     run_into_file,
@@ -235,7 +235,7 @@ def _run_eval(args: argparse.Namespace) -> int:
         args.hard_exit = 143 if isinstance(e, Terminated) else 130
         return args.hard_exit
     except Exception as e:  # the framework could not run at all
-        from rollouts.drivers.base import describe_failure, failure_line
+        from rollouts.record import describe_failure, failure_line
 
         _err(f"{args.framework}: {failure_line(describe_failure(e))}")
         _err(f"records so far: {out}; resume with: {_resume_command(args, out)}")

@@ -1,10 +1,12 @@
-"""Run the same tasks through several frameworks and check that they agree.
+"""Run the same tasks through several frameworks, each into its records file.
 
-``gamebridge compare`` and ``gamebridge demo`` parse their flags and call
-:func:`compare_games`; ``gamebridge eval`` calls :func:`run_into_file`. Every
-framework is labelled with its mode (``text``: replies with ``<move>`` tags;
-``tools``: ``make_move`` tool calls) and checked against the core driver in the
-same mode (``core [tools]`` is run here as the tool-mode reference).
+``gamebridge eval`` calls :func:`run_into_file`; ``gamebridge compare`` and
+``gamebridge demo`` call ``rollouts.cli.comparison.compare_games``, which runs
+:func:`run_compare` per game, then summarises, checks identity and writes the report
+(the analysis wing, above this running one). Every framework is labelled with its
+mode (``text``: replies with ``<move>`` tags; ``tools``: ``make_move`` tool calls)
+and its records come with the core driver's in the same mode, the identity reference
+(``core [tools]`` is run here as the tool-mode reference).
 """
 
 from __future__ import annotations
@@ -16,12 +18,9 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from rollouts.drivers.base import RolloutRecord
-
-if TYPE_CHECKING:
-    from rollouts.evaluation.summary import Divergence
+from rollouts.record import RolloutRecord, trajectory_mode
 
 
 def _out(text: str = "") -> None:
@@ -180,7 +179,7 @@ def run_into_file(
             new[rec.index] = rec
             bar.update()
             if rec.error is not None:
-                from rollouts.drivers.base import failure_line
+                from rollouts.record import failure_line
 
                 _err(f"{driver.name}: task #{rec.index} failed: {failure_line(rec.error)}")
 
@@ -231,17 +230,17 @@ def check_header(out: Path, found: dict[str, Any] | None, want: dict[str, Any]) 
 
 @dataclass
 class GameComparison:
-    """One game's comparison."""
+    """One game's run through the frameworks (what the analysis reads)."""
 
     records: dict[str, list[RolloutRecord]]
-    summaries: dict[str, Any]
-    divergences: list[Divergence]
     failures: dict[str, str]
     """A framework that raised, or whose tasks failed -> its error."""
     modes: dict[str, str] = field(default_factory=dict)
     """Framework -> ``text`` or ``tools`` (how its model replied)."""
     references: dict[str, list[RolloutRecord]] = field(default_factory=dict)
     """Mode -> the core driver's records in that mode (the identity reference)."""
+    elapsed: dict[str, float] = field(default_factory=dict)
+    """Framework (and :data:`REFERENCE_TOOLS` when it ran) -> the run's seconds."""
 
 
 def run_compare(
@@ -263,18 +262,17 @@ def run_compare(
     ray_address: str | None = None,
 ) -> GameComparison:
     """Run ``tasks`` through each framework (each into ``out_dir/GAME-FW.jsonl`` as
-    episodes finish; ``resume`` completes those files); check identity against the
-    core driver in the matching mode (text or tool calls), which runs here on threads.
+    episodes finish; ``resume`` completes those files), and the core driver in each
+    mode the frameworks replied in (text or tool calls), on threads: the identity
+    reference (``rollouts.evaluation.summary.check_identity`` compares them).
     ``executor``/``ray_address``: where the frameworks' episodes run
     (``rollouts.drivers.executors``)."""
     from rollouts.drivers import get_driver
-    from rollouts.drivers.base import describe_failure, failure_line
-    from rollouts.drivers.core import CoreDriver
     from rollouts.evaluation.records import RecordFileError, run_header
-    from rollouts.evaluation.summary import check_identity, summarize, trajectory_mode
+    from rollouts.record import describe_failure, failure_line
 
     stop = stop or threading.Event()
-    result = GameComparison({}, {}, [], {})
+    result = GameComparison({}, {})
     for name in frameworks:
         if stop.is_set():
             break
@@ -307,7 +305,7 @@ def run_compare(
             _out(f"  {name:16s} FAILED: {result.failures[name][:300]}")
             continue
         result.records[name] = run.records
-        result.summaries[name] = summarize(run.records, elapsed=run.elapsed)
+        result.elapsed[name] = run.elapsed
         ok = [r for r in run.records if r.error is None]
         mode = trajectory_mode(ok[0].trajectory) if ok else "?"
         result.modes[name] = mode
@@ -321,6 +319,26 @@ def run_compare(
             f"  {label(name, mode):16s} {len(run.records)} episodes ({run.ran} run now) "
             f"in {run.elapsed:.2f}s"
         )
+    run_references(
+        result, tasks, base_url=base_url, model=model, api_key=api_key, concurrency=concurrency
+    )
+    return result
+
+
+def run_references(
+    result: GameComparison,
+    tasks: Sequence[Any],
+    *,
+    base_url: str,
+    model: str,
+    api_key: str | None,
+    concurrency: int,
+) -> None:
+    """The identity references of ``result``: the core driver's records in each mode
+    the frameworks replied in (the ``core`` framework's own when it ran in text mode
+    without a failure), run here on threads."""
+    from rollouts.drivers.core import CoreDriver
+
     modes = {
         trajectory_mode(r.trajectory)
         for recs in result.records.values()
@@ -338,12 +356,9 @@ def run_compare(
         )
         result.references[mode] = refs
         if mode == "tools":
-            result.summaries[REFERENCE_TOOLS] = summarize(refs, elapsed=time.perf_counter() - t0)
+            result.elapsed[REFERENCE_TOOLS] = time.perf_counter() - t0
             result.modes[REFERENCE_TOOLS] = "tools"
             _out(f"  {REFERENCE_TOOLS:16s} {len(refs)} episodes (the tool-mode reference)")
-    if result.records:
-        result.divergences = check_identity(result.records, result.references)
-    return result
 
 
 REFERENCE_TOOLS = "core [tools]"
@@ -379,98 +394,3 @@ class CompareSettings:
     """The built-in opponent of every task (``None``: the game's default)."""
     depth: int | None = None
     """Its search depth or MCTS level (``None``: the task default, 2)."""
-
-
-def compare_games(
-    games: Sequence[str],
-    frameworks: Sequence[str],
-    settings: CompareSettings,
-    out_dir: Path,
-    *,
-    title: str,
-    skipped: dict[str, str] | None = None,
-) -> tuple[int, list[str]]:
-    """Compare over several games; write the report. ``skipped``: frameworks left
-    out and why (said before the run, and in the report). Returns (exit code,
-    verdict lines)."""
-    from rollouts.evaluation.report import GameSection, write_report
-    from rollouts.evaluation.summary import format_comparison
-
-    s = settings
-    for name, why in (skipped or {}).items():
-        _out(f"skipping {name}: {why[:200]}")
-    sections = []
-    problems: list[str] = []
-    with endpoint(s.base_url, s.policy, s.seed) as url:
-        for game in games:
-            tasks = make_tasks(
-                game, s.n, s.seed, s.min_rmp, s.max_rmp, opponent=s.opponent, depth=s.depth
-            )
-            _out(f"{game}: {len(tasks)} tasks x {len(frameworks)} frameworks")
-            result = run_compare(
-                game,
-                tasks,
-                frameworks,
-                base_url=url,
-                model=s.model,
-                api_key=s.api_key,
-                concurrency=s.concurrency,
-                progress=s.progress,
-                out_dir=out_dir,
-                executor=s.executor,
-                ray_address=s.ray_address,
-                resume=s.resume,
-                stop=s.stop,
-                policy_name=s.policy_name,
-                call_policy=s.call_policy,
-            )
-            if s.stop.is_set():
-                break
-            if result.summaries:
-                _out(
-                    format_comparison(
-                        {
-                            label(name, result.modes.get(name, "?")): summary
-                            for name, summary in result.summaries.items()
-                        }
-                    )
-                )
-            for d in result.divergences:
-                problems.append(f"DIVERGENT: {game}: {d.describe()}")
-            for name, err in result.failures.items():
-                problems.append(f"FAILED: {game}: {name}: {err[:300]}")
-            finished = {k: [r for r in v if r.error is None] for k, v in result.records.items()}
-            summaries = {k: v for k, v in result.summaries.items() if k in result.records}
-            sections.append(GameSection(game, finished, summaries, result.divergences))
-    ran = sorted({n for sec in sections for n in sec.records})
-    if problems:
-        verdict = (
-            problems[0] if len(problems) == 1 else f"{problems[0]} (+{len(problems) - 1} more)"
-        )
-    else:
-        verdict = f"IDENTICAL across {len(ran)} frameworks ({', '.join(ran)})"
-    meta: dict[str, Any] = {
-        "games": ", ".join(games),
-        "tasks per game": s.n,
-        "policy": s.policy if not s.base_url else s.model,
-        "seed": s.seed,
-        "opponent": (s.opponent or "the game's default")
-        + (f" (depth {s.depth})" if s.depth is not None else ""),
-    }
-    if skipped:
-        meta["skipped"] = "; ".join(f"{k}: {v[:120]}" for k, v in skipped.items())
-    report = write_report(
-        out_dir / "report.html",
-        sections,
-        title=title,
-        verdict=verdict,
-        verdict_ok=not problems,
-        meta=meta,
-    )
-    for line in problems:
-        _out(line)
-    _out(f"report: {report.resolve()}")
-    _out(verdict)
-    if skipped:
-        _out(f"skipped {len(skipped)} frameworks that cannot run here: {', '.join(skipped)}")
-    return (1 if problems else 0), [verdict, *problems]

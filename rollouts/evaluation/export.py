@@ -18,7 +18,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from rollouts.drivers.base import RolloutRecord
+from rollouts.evaluation.records import write_records  # noqa: F401 (its home: the records file)
+from rollouts.record import RolloutRecord
 
 KEEP_CHOICES = {"wins": "win", "draws": "draw", "losses": "loss"}
 
@@ -117,16 +118,6 @@ def read_records(path: str | Path) -> list[RolloutRecord]:
         return read_run(path).ordered()
     except RecordFileError as e:
         raise ExportError(str(e)) from e
-
-
-def write_records(path: str | Path, records: Sequence[RolloutRecord]) -> Path:
-    """Records as JSONL (parents created)."""
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with open(out, "w", encoding="utf-8") as fh:
-        for r in records:
-            fh.write(json.dumps(r.to_dict()) + "\n")
-    return out
 
 
 def _arrow_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -15,7 +15,7 @@ from typing import Any
 
 from core.arena import SCORES
 from core.stats import ANCHOR_ELO, RatingTable, fit_ratings
-from rollouts.drivers.base import RolloutRecord
+from rollouts.record import RolloutRecord
 
 ANCHOR = "random"
 """The player whose rating is fixed at ``ANCHOR_ELO`` (0), when it plays."""

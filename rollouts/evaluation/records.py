@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rollouts.drivers.base import RolloutRecord
+from rollouts.record import RolloutRecord
 
 HEADER_KEY = "gamebridge_run"
 FORMAT_VERSION = 1
@@ -73,6 +73,17 @@ def run_header(framework: str, tasks: Sequence[Any], *, policy: str) -> dict[str
         "tasks_sha256": tasks_fingerprint(tasks),
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
+
+
+def write_records(path: str | Path, records: Sequence[RolloutRecord]) -> Path:
+    """Records as JSONL, one a line, no header (parents created): a plain file of
+    records, as ``gamebridge export`` reads and ``make eval-ray`` compares."""
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out, "w", encoding="utf-8") as fh:
+        for r in records:
+            fh.write(json.dumps(r.to_dict()) + "\n")
+    return out
 
 
 def unique_path(directory: str | Path, stem: str, suffix: str = ".jsonl") -> Path:

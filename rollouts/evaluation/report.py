@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from core.stats import DEFAULT_BUCKETS, RESULTS, RatingTable, bucket_label, wilson_interval
-from rollouts.drivers.base import RolloutRecord
 from rollouts.evaluation.ratings import GameRatings, rating_rows
 from rollouts.evaluation.summary import (
     Divergence,
@@ -27,6 +26,7 @@ from rollouts.evaluation.summary import (
     summary_rows,
     trajectory_mode,
 )
+from rollouts.record import RolloutRecord
 
 PALETTE = (
     "#4e79a7",

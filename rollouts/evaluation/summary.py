@@ -27,7 +27,7 @@ from core.stats import (
     by_difficulty,
     share,
 )
-from rollouts.drivers.base import RolloutRecord
+from rollouts.record import RolloutRecord, trajectory_mode
 
 
 @dataclass(frozen=True)
@@ -227,12 +227,6 @@ class Divergence:
 def _short(value: Any, limit: int = 160) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def trajectory_mode(trajectory: Mapping[str, Any]) -> str:
-    """``"tools"`` if the model replied by tool call, else ``"text"``."""
-    events = trajectory.get("events") or []
-    return "tools" if any(e.get("kind") == "tool" for e in events) else "text"
 
 
 def first_difference(

@@ -68,7 +68,7 @@ class TransformersModel:
                 "the transformers backend needs torch and transformers; "
                 "install with: pip install -e '.[trl]'"
             ) from e
-        from rollouts.training.tiny import load_tokenizer
+        from rollouts.model.tokenizer import load_tokenizer
 
         torch.set_num_threads(threads)
         self.torch = torch

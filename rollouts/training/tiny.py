@@ -21,6 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rollouts.model.tokenizer import (  # load_tokenizer: training and bench read it here
+    TINY_MARKER,
+    load_tokenizer,  # noqa: F401
+)
+
 SPECIAL_TOKENS = ("<|endoftext|>", "<|im_start|>", "<|im_end|>")
 """Qwen2.5's: pad, turn start, turn end (= eos)."""
 ADDED_TOKENS = (
@@ -237,12 +242,6 @@ def build_model(tokenizer: Any, seed: int = 0, **overrides: Any) -> Any:
     return model
 
 
-TINY_MARKER = "gamebridge_tiny.json"
-"""Written beside a saved tiny model: its tokenizer must load as a plain
-``PreTrainedTokenizerFast`` (``AutoTokenizer`` would pick Qwen2's class for a
-``qwen2`` config and replace the pre-tokenizer the BPE was trained with)."""
-
-
 def save_tiny(
     model: Any, tokenizer: Any, path: str | Path, info: dict[str, Any] | None = None
 ) -> Path:
@@ -261,17 +260,6 @@ def keep_marker(source: str, target: str | Path) -> None:
     if marker.exists():
         Path(target).mkdir(parents=True, exist_ok=True)
         (Path(target) / TINY_MARKER).write_text(marker.read_text())
-
-
-def load_tokenizer(name_or_path: str) -> Any:
-    """The tokenizer of a model folder or hub id, left-padded (tiny models: see :data:`TINY_MARKER`)."""
-    if (Path(name_or_path) / TINY_MARKER).exists():
-        from transformers import PreTrainedTokenizerFast
-
-        return PreTrainedTokenizerFast.from_pretrained(name_or_path, padding_side="left")
-    from transformers import AutoTokenizer
-
-    return AutoTokenizer.from_pretrained(name_or_path, padding_side="left")
 
 
 # --- evaluation ------------------------------------------------------------------------------------

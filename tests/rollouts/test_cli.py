@@ -471,7 +471,8 @@ class ToolsDriver(CoreDriver):
 def test_compare_labels_modes_shows_the_tool_reference_and_names_skipped(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from rollouts.evaluation.compare import CompareSettings, choose_frameworks, compare_games
+    from rollouts.cli.comparison import compare_games
+    from rollouts.evaluation.compare import CompareSettings, choose_frameworks
 
     monkeypatch.setenv("GAMEBRIDGE_NEMO_PYTHON", str(tmp_path / "no-venv-nemo" / "python"))
     chosen, skipped = choose_frameworks(None)
