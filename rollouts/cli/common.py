@@ -14,6 +14,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from rollouts.drivers.base import RunRequest
 from rollouts.evaluation.compare import CompareSettings
 from rollouts.frameworks import framework_of
 
@@ -154,23 +155,31 @@ def _resume_command(args: argparse.Namespace, out: Path) -> str:
     return shlex.join(["gamebridge", *cleaned, "--resume", "--out", str(out)])
 
 
+def _request(args: argparse.Namespace, stop: threading.Event | None = None) -> RunRequest:
+    """The one run request of ``eval``, ``compare`` and ``demo``, built from their flags
+    (``base_url`` empty: the embedded policy server's, known once it starts)."""
+    return RunRequest(
+        base_url=args.base_url or "",
+        model=args.model,
+        api_key=args.api_key,
+        concurrency=args.concurrency,
+        progress=args.progress,
+        stop=stop or getattr(args, "stop", None) or threading.Event(),
+        call_policy=_call_policy(args) if hasattr(args, "model_timeout") else None,
+        executor=args.executor,
+        ray_address=args.ray_address,
+    )
+
+
 def _settings(args: argparse.Namespace) -> CompareSettings:
     return CompareSettings(
         n=args.n,
         seed=args.seed,
         policy=args.policy,
-        base_url=args.base_url,
-        model=args.model,
-        api_key=args.api_key,
-        concurrency=args.concurrency,
-        progress=args.progress,
+        request=_request(args),
         min_rmp=args.min_rmp,
         max_rmp=args.max_rmp,
-        executor=args.executor,
-        ray_address=args.ray_address,
         resume=getattr(args, "resume", False),
-        stop=getattr(args, "stop", None) or threading.Event(),
-        call_policy=_call_policy(args) if hasattr(args, "model_timeout") else None,
         policy_name=_policy_name(args),
         opponent=getattr(args, "opponent", None),
         depth=getattr(args, "depth", None),

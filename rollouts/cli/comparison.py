@@ -8,7 +8,9 @@ sits above both, in the CLI's.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +72,7 @@ def report_meta(
     meta: dict[str, Any] = {
         "games": ", ".join(games),
         "tasks per game": s.n,
-        "policy": s.policy if not s.base_url else s.model,
+        "policy": s.policy if not s.request.base_url else s.request.model,
         "seed": s.seed,
         "opponent": (s.opponent or "the game's default")
         + (f" (depth {s.depth})" if s.depth is not None else ""),
@@ -97,7 +99,9 @@ def compare_games(
         _out(f"skipping {name}: {why[:200]}")
     sections = []
     problems: list[str] = []
-    with endpoint(s.base_url, s.policy, s.seed) as url:
+    stop = s.request.stop or threading.Event()
+    with endpoint(s.request.base_url or None, s.policy, s.seed) as url:
+        request = replace(s.request, base_url=url, stop=stop)
         for game in games:
             tasks = make_tasks(
                 game, s.n, s.seed, s.min_rmp, s.max_rmp, opponent=s.opponent, depth=s.depth
@@ -107,20 +111,12 @@ def compare_games(
                 game,
                 tasks,
                 frameworks,
-                base_url=url,
-                model=s.model,
-                api_key=s.api_key,
-                concurrency=s.concurrency,
-                progress=s.progress,
+                request,
                 out_dir=out_dir,
-                executor=s.executor,
-                ray_address=s.ray_address,
                 resume=s.resume,
-                stop=s.stop,
                 policy_name=s.policy_name,
-                call_policy=s.call_policy,
             )
-            if s.stop.is_set():
+            if stop.is_set():
                 break
             sections.append(analyse_game(game, result, problems))
     ran = sorted({n for sec in sections for n in sec.records})

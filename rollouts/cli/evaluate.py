@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -30,11 +31,11 @@ from rollouts.cli.common import (
     Terminated,
     UsageError,
     _announce_servers,
-    _call_policy,
     _check_endpoint,
     _err,
     _out,
     _policy_name,
+    _request,
     _resume_command,
     _settings,
     _unavailable_framework,
@@ -200,7 +201,6 @@ def _run_eval(args: argparse.Namespace) -> int:
         )
     _check_endpoint(args)
     driver = get_driver(args.framework)
-    driver.call_policy = _call_policy(args)
     header = run_header(args.framework, tasks, policy=_policy_name(args))
     header.update(game=args.game, seed=args.seed, base_url=args.base_url)
     out = Path(args.out) if args.out else unique_path("runs", f"eval-{args.framework}-{args.game}")
@@ -208,21 +208,8 @@ def _run_eval(args: argparse.Namespace) -> int:
     _announce_servers()
     try:
         with Interrupts() as interrupts, endpoint(args.base_url, args.policy, args.seed) as url:
-            run = run_into_file(
-                driver,
-                tasks,
-                out,
-                header,
-                resume=args.resume,
-                stop=interrupts.stop,
-                base_url=url,
-                model=args.model,
-                api_key=args.api_key,
-                concurrency=args.concurrency,
-                progress=args.progress,
-                executor=args.executor,
-                ray_address=args.ray_address,
-            )
+            request = replace(_request(args, interrupts.stop), base_url=url)
+            run = run_into_file(driver, tasks, out, header, request, resume=args.resume)
     except RecordFileError as e:
         raise UsageError(str(e)) from None
     except (UsageError, ImportError):  # an ImportError names the extra: main says it

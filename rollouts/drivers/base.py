@@ -31,7 +31,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import contextmanager, suppress
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeVar
 
 from core.prompts import TOOL_NAME
@@ -76,6 +76,7 @@ __all__ = [  # the driver contract; the record and failure types are rollouts.re
     "failure_record",
     "make_record",
     "run_parallel",
+    "run_request",
     "task_dict",
 ]
 
@@ -388,7 +389,11 @@ def run_parallel(
 
 @dataclass(frozen=True)
 class RunRequest:
-    """The arguments of one :meth:`Driver.run` (what :meth:`Driver.run_batch` gets)."""
+    """One run's settings, built once (the CLI builds it from its flags) and passed whole
+    down to the driver: the model endpoint with its call policy, where and how many
+    episodes run, and the run's hooks. What :meth:`Driver.run_batch` gets;
+    ``rollouts.drivers.executors.run_tasks``, ``run_into_file``, compare and the arena
+    take it too."""
 
     base_url: str
     model: str
@@ -396,7 +401,22 @@ class RunRequest:
     concurrency: int = 1
     progress: bool = False
     on_record: Callable[[int, RolloutRecord], None] | None = None
+    """Called with ``(index, record)`` as soon as each task is done (from a worker thread)."""
     stop: threading.Event | None = None
+    """Once set, no new task starts."""
+    call_policy: Any = None
+    """The :class:`rollouts.model.client.CallPolicy` of every model call (``None``: the
+    driver's own, by default the client's)."""
+    executor: str = "thread"
+    """Where the episodes run (``rollouts.drivers.executors``): ``thread`` or ``ray``."""
+    ray_address: str | None = None
+    """A Ray cluster to join (``ray`` only; ``None``: a local one for the run)."""
+
+
+def run_request(request: RunRequest | None, settings: dict[str, Any]) -> RunRequest:
+    """``request`` with ``settings`` (its fields as keywords) replacing its own, or a
+    request of ``settings`` alone: the two ways a run is asked for."""
+    return replace(request, **settings) if request is not None else RunRequest(**settings)
 
 
 class Driver(ABC):  # noqa: B024 (abstract by contract: override run_batch or run_task)
@@ -416,29 +436,34 @@ class Driver(ABC):  # noqa: B024 (abstract by contract: override run_batch or ru
     registered once per :meth:`session`."""
     call_policy: Any = None
     """The :class:`rollouts.model.client.CallPolicy` of every model call (``None``: the
-    default); the CLI sets it from ``--model-timeout/-retries/-backoff``."""
+    default); a run's ``RunRequest.call_policy`` replaces it (:meth:`adopt`)."""
 
     def run(
         self,
         tasks: Iterable[Task | dict[str, Any]],
-        *,
-        base_url: str,
-        model: str,
-        api_key: str | None = None,
-        concurrency: int = 1,
-        progress: bool = False,
-        on_record: Callable[[int, RolloutRecord], None] | None = None,
-        stop: threading.Event | None = None,
+        request: RunRequest | None = None,
+        **settings: Any,
     ) -> list[RolloutRecord]:
         """One record per task, in task order, each with its ``index``. A task that
         fails gets a failure record (``record.error``) and the others go on.
 
+        The run's settings are ``request`` (a :class:`RunRequest`) or its fields as
+        keywords (``base_url=..., model=...``), which replace the request's. Its
         ``on_record(index, record)`` is called as soon as each task is done (from a
-        worker thread): eval writes the record there. Once ``stop`` is set no new
+        worker thread): eval writes the record there. Once its ``stop`` is set no new
         task starts (the list then holds only the tasks that ran). A driver whose
         framework runs the batch itself overrides :meth:`run_batch`, not this."""
-        request = RunRequest(base_url, model, api_key, concurrency, progress, on_record, stop)
-        return self.run_batch(as_tasks(tasks), request)
+        r = run_request(request, settings)
+        self.adopt(r)
+        return self.run_batch(as_tasks(tasks), r)
+
+    def adopt(self, request: RunRequest) -> None:
+        """Take the request's call policy (when it has one) for every model call of this
+        driver: its client's, and the gateway's of a framework that calls the model
+        itself. :meth:`run` calls it, and so does the Ray executor before it ships the
+        driver to its workers."""
+        if request.call_policy is not None:
+            self.call_policy = request.call_policy
 
     def run_batch(self, tasks: list[Task], request: RunRequest) -> list[RolloutRecord]:
         """:meth:`run` with its arguments gathered: the tasks on a thread pool, each

@@ -42,7 +42,14 @@ from contextlib import ExitStack, contextmanager
 from typing import TYPE_CHECKING, Any
 
 from adapters._lazy import needs
-from rollouts.drivers.base import RolloutRecord, RunContext, as_tasks, failure_record
+from rollouts.drivers.base import (
+    RolloutRecord,
+    RunContext,
+    RunRequest,
+    as_tasks,
+    failure_record,
+    run_request,
+)
 
 if TYPE_CHECKING:
     from core.tasks import Task
@@ -56,49 +63,23 @@ MAX_RETRIES = 3
 def run_tasks(
     driver: Driver,
     tasks: Iterable[Task | dict[str, Any]],
-    *,
-    base_url: str,
-    model: str,
-    api_key: str | None = None,
-    concurrency: int = 1,
-    progress: bool = False,
-    executor: str = "thread",
-    ray_address: str | None = None,
-    on_record: Callable[[int, RolloutRecord], None] | None = None,
-    stop: threading.Event | None = None,
+    request: RunRequest | None = None,
+    **settings: Any,
 ) -> list[RolloutRecord]:
-    """One record per task, in task order, run by ``executor``.
+    """One record per task, in task order, run by the request's ``executor``.
 
-    ``on_record(index, record)`` and ``stop`` mean what they mean for
-    ``Driver.run``: each record is handed over as soon as its episode ends (eval
-    writes it there), and once ``stop`` is set no new episode starts."""
-    if executor == "thread":
-        if ray_address is not None:
+    ``request`` (or its fields as keywords, as for ``Driver.run``): its
+    ``on_record(index, record)`` and ``stop`` mean what they mean for ``Driver.run``:
+    each record is handed over as soon as its episode ends (eval writes it there),
+    and once ``stop`` is set no new episode starts."""
+    r = run_request(request, settings)
+    if r.executor == "thread":
+        if r.ray_address is not None:
             raise ValueError("--ray-address needs --executor ray")
-        return driver.run(
-            tasks,
-            base_url=base_url,
-            model=model,
-            api_key=api_key,
-            concurrency=concurrency,
-            progress=progress,
-            on_record=on_record,
-            stop=stop,
-        )
-    if executor == "ray":
-        return run_on_ray(
-            driver,
-            tasks,
-            base_url=base_url,
-            model=model,
-            api_key=api_key,
-            address=ray_address,
-            num_cpus=max(1, concurrency),
-            progress=progress,
-            on_record=on_record,
-            stop=stop,
-        )
-    raise ValueError(f"unknown executor {executor!r}; known: {', '.join(EXECUTORS)}")
+        return driver.run(tasks, request=r)
+    if r.executor == "ray":
+        return run_on_ray(driver, tasks, r, num_cpus=max(1, r.concurrency))
+    raise ValueError(f"unknown executor {r.executor!r}; known: {', '.join(EXECUTORS)}")
 
 
 def _import_ray() -> Any:
@@ -216,32 +197,31 @@ def play_one(
 def run_on_ray(
     driver: Driver,
     tasks: Iterable[Task | dict[str, Any]],
+    request: RunRequest | None = None,
     *,
-    base_url: str,
-    model: str,
-    api_key: str | None = None,
-    address: str | None = None,
     num_cpus: int = 2,
     max_retries: int = MAX_RETRIES,
-    progress: bool = False,
-    on_record: Callable[[int, RolloutRecord], None] | None = None,
-    stop: threading.Event | None = None,
+    **settings: Any,
 ) -> list[RolloutRecord]:
     """Each task as one Ray task (1 CPU each); records in task order.
 
     An episode that fails (its worker died more than ``max_retries`` times, or
     Ray itself failed) gets a failure record, as on threads; each failure is
     also printed as it happens. Once ``stop`` is set, episodes not yet started
-    are cancelled and left out.
+    are cancelled and left out. ``request`` (or its fields as keywords): the run;
+    its ``ray_address`` names a cluster to join, else one of ``num_cpus`` CPUs is
+    started for the run.
     """
+    r = run_request(request, settings)
     ray = _import_ray()
     task_list = as_tasks(tasks)
     if not task_list:
         return []
+    driver.adopt(r)  # the call policy travels with the driver to the workers
     with ExitStack() as stack:
         if not ray.is_initialized():
-            if address:
-                ray.init(address=address, log_to_driver=False)
+            if r.ray_address:
+                ray.init(address=r.ray_address, log_to_driver=False)
                 stack.callback(ray.shutdown)
             else:
                 stack.enter_context(local_cluster(num_cpus, ray))
@@ -250,9 +230,18 @@ def run_on_ray(
             num_cpus=1, max_retries=max_retries, retry_exceptions=False
         )
         driver_ref = ray.put(driver)
-        refs = [remote.remote(driver_ref, t.to_dict(), base_url, model, api_key) for t in task_list]
+        refs = [
+            remote.remote(driver_ref, t.to_dict(), r.base_url, r.model, r.api_key)
+            for t in task_list
+        ]
         return _collect(
-            ray, refs, task_list, driver.name or type(driver).__name__, progress, on_record, stop
+            ray,
+            refs,
+            task_list,
+            driver.name or type(driver).__name__,
+            r.progress,
+            r.on_record,
+            r.stop,
         )
 
 

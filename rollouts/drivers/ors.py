@@ -424,8 +424,7 @@ def main() -> int:
     request = json.load(sys.stdin)
     driver = ORSDriver()
     driver.framework_cap = request.get("framework_cap")
-    if request.get("call_policy") is not None:
-        driver.call_policy = CallPolicy(**request["call_policy"])
+    policy = request.get("call_policy")
     lock = threading.Lock()
 
     def emit(_index: int, record: RolloutRecord) -> None:
@@ -441,6 +440,7 @@ def main() -> int:
         concurrency=int(request.get("concurrency", 1)),
         on_record=emit,
         stop=stop,
+        call_policy=None if policy is None else CallPolicy(**policy),
     )
     return 0
 

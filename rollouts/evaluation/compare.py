@@ -16,10 +16,11 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from rollouts.drivers.base import RunRequest
 from rollouts.record import RolloutRecord, trajectory_mode
 
 
@@ -138,19 +139,12 @@ def run_into_file(
     tasks: Sequence[Any],
     out: Path,
     header: dict[str, Any],
+    request: RunRequest,
     *,
     resume: bool,
-    stop: threading.Event,
-    base_url: str,
-    model: str,
-    api_key: str | None,
-    concurrency: int,
-    progress: bool,
-    executor: str = "thread",
-    ray_address: str | None = None,
 ) -> FileRun:
-    """Run the tasks the file lacks on ``executor`` (``rollouts.drivers.executors``),
-    appending each record as it finishes.
+    """Run the tasks the file lacks as ``request`` says (on its ``executor``:
+    ``rollouts.drivers.executors``), appending each record as it finishes.
 
     Raises ``rollouts.evaluation.records.RecordFileError`` when ``resume`` finds
     another run's file."""
@@ -170,7 +164,8 @@ def run_into_file(
     new: dict[int, RolloutRecord] = {}
 
     appending = resume and out.exists() and bool(out.stat().st_size)
-    bar = _Bar(progress and bool(todo), len(tasks), len(done), driver.name or "rollouts")
+    stop = request.stop or threading.Event()
+    bar = _Bar(request.progress and bool(todo), len(tasks), len(done), driver.name or "rollouts")
     with RecordWriter(out, header, resume=appending) as writer:
 
         def on_record(i: int, rec: RolloutRecord) -> None:
@@ -191,13 +186,8 @@ def run_into_file(
                 run_tasks(
                     driver,
                     [tasks[i] for i in todo],
-                    base_url=base_url,
-                    model=model,
-                    api_key=api_key,
-                    concurrency=concurrency,
+                    request,
                     progress=False,  # the bar above, shown before the first episode
-                    executor=executor,
-                    ray_address=ray_address,
                     on_record=on_record,
                     stop=stop,
                 )
@@ -247,31 +237,24 @@ def run_compare(
     game: str,
     tasks: Sequence[Any],
     frameworks: Sequence[str],
+    request: RunRequest,
     *,
-    base_url: str,
-    model: str,
-    api_key: str | None,
-    concurrency: int,
-    progress: bool,
     out_dir: Path,
     resume: bool = False,
-    stop: threading.Event | None = None,
     policy_name: str = "",
-    call_policy: Any = None,
-    executor: str = "thread",
-    ray_address: str | None = None,
 ) -> GameComparison:
     """Run ``tasks`` through each framework (each into ``out_dir/GAME-FW.jsonl`` as
     episodes finish; ``resume`` completes those files), and the core driver in each
     mode the frameworks replied in (text or tool calls), on threads: the identity
     reference (``rollouts.evaluation.summary.check_identity`` compares them).
-    ``executor``/``ray_address``: where the frameworks' episodes run
-    (``rollouts.drivers.executors``)."""
+    ``request``: the run (its ``executor``/``ray_address``: where the frameworks'
+    episodes run, ``rollouts.drivers.executors``)."""
     from rollouts.drivers import get_driver
     from rollouts.evaluation.records import RecordFileError, run_header
     from rollouts.record import describe_failure, failure_line
 
-    stop = stop or threading.Event()
+    stop = request.stop or threading.Event()
+    request = replace(request, stop=stop)
     result = GameComparison({}, {})
     for name in frameworks:
         if stop.is_set():
@@ -279,25 +262,9 @@ def run_compare(
         out = out_dir / f"{game}-{name}.jsonl"
         try:
             driver = get_driver(name)
-            if call_policy is not None:
-                driver.call_policy = call_policy
             header = run_header(name, tasks, policy=policy_name)
             header.update(game=game)
-            run = run_into_file(
-                driver,
-                tasks,
-                out,
-                header,
-                resume=resume,
-                stop=stop,
-                base_url=base_url,
-                model=model,
-                api_key=api_key,
-                concurrency=concurrency,
-                progress=progress,
-                executor=executor,
-                ray_address=ray_address,
-            )
+            run = run_into_file(driver, tasks, out, header, request, resume=resume)
         except RecordFileError:
             raise
         except Exception as e:  # one framework's failure is reported, not fatal
@@ -319,21 +286,11 @@ def run_compare(
             f"  {label(name, mode):16s} {len(run.records)} episodes ({run.ran} run now) "
             f"in {run.elapsed:.2f}s"
         )
-    run_references(
-        result, tasks, base_url=base_url, model=model, api_key=api_key, concurrency=concurrency
-    )
+    run_references(result, tasks, request)
     return result
 
 
-def run_references(
-    result: GameComparison,
-    tasks: Sequence[Any],
-    *,
-    base_url: str,
-    model: str,
-    api_key: str | None,
-    concurrency: int,
-) -> None:
+def run_references(result: GameComparison, tasks: Sequence[Any], request: RunRequest) -> None:
     """The identity references of ``result``: the core driver's records in each mode
     the frameworks replied in (the ``core`` framework's own when it ran in text mode
     without a failure), run here on threads."""
@@ -351,8 +308,9 @@ def run_references(
             result.references[mode] = core
             continue
         t0 = time.perf_counter()
+        r = request  # the endpoint only: on threads, no hooks, the client's own call policy
         refs = CoreDriver(use_tools=mode == "tools").run(
-            tasks, base_url=base_url, model=model, api_key=api_key, concurrency=concurrency
+            tasks, base_url=r.base_url, model=r.model, api_key=r.api_key, concurrency=r.concurrency
         )
         result.references[mode] = refs
         if mode == "tools":
@@ -372,23 +330,19 @@ def label(name: str, mode: str) -> str:
 
 @dataclass
 class CompareSettings:
-    """What ``compare`` and ``demo`` run: the tasks, the model side and where."""
+    """What ``compare`` and ``demo`` run: the run request plus compare's own fields (the
+    tasks, the model side's policy, resuming)."""
 
     n: int
     seed: int
     policy: str
-    base_url: str | None = None
-    model: str = "scripted"
-    api_key: str | None = None
-    concurrency: int = 1
-    progress: bool = False
+    request: RunRequest = field(
+        default_factory=lambda: RunRequest("", "scripted", stop=threading.Event())
+    )
+    """The run (its ``base_url`` empty: the embedded policy server playing ``policy``)."""
     min_rmp: float = 0.0
     max_rmp: float = 1.0
-    executor: str = "thread"
-    ray_address: str | None = None
     resume: bool = False
-    stop: threading.Event = field(default_factory=threading.Event)
-    call_policy: Any = None
     policy_name: str = ""
     opponent: str | None = None
     """The built-in opponent of every task (``None``: the game's default)."""
