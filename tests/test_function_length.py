@@ -1,5 +1,6 @@
 """No function under core/ or rollouts/ is over 80 lines, except those docs/code.md
-names in its "Long functions" table with why (issue 31).
+names in its "Long functions" table with why, and no module under rollouts/ is over
+600 lines (issue 31).
 
 A function's length runs from its ``def`` (or its first decorator) to its last line,
 docstring, comments and blank lines included; a nested function counts on its own
@@ -69,6 +70,18 @@ def test_every_long_function_says_why_in_docs_code_md() -> None:
         "docs/code.md's 'Long functions' table names functions that are gone or no longer "
         f"over {LIMIT} lines (drop their rows):\n" + "\n".join(stale)
     )
+
+
+MODULE_LIMIT = 600
+
+
+def test_no_rollouts_module_is_over_600_lines() -> None:
+    over = {
+        path.relative_to(ROOT).as_posix(): n
+        for path in sorted((ROOT / "rollouts").rglob("*.py"))
+        if (n := len(path.read_text(encoding="utf-8").splitlines())) > MODULE_LIMIT
+    }
+    assert not over, f"modules over {MODULE_LIMIT} lines (split them by responsibility): {over}"
 
 
 def test_the_measure_counts_decorators_and_nested_functions() -> None:
