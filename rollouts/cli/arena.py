@@ -85,27 +85,12 @@ def _add_arena(p: argparse.ArgumentParser) -> None:
     p.set_defaults(func=_run_arena)
 
 
-def _run_arena(args: argparse.Namespace) -> int:
+def _schedule(args: argparse.Namespace) -> tuple[list[Any], list[Any], int]:
+    """The players, the pairings and the opening plies the flags ask for (a bad player
+    or game is a usage error); a pairing left out is said."""
     from core.arena import DEFAULT_OPENING_PLIES, ArenaError, round_robin
-    from rollouts.evaluation.arena import (
-        RECORDS,
-        arena_header,
-        bots_of,
-        parse_players,
-        run_arena,
-    )
-    from rollouts.evaluation.ratings import (
-        arena_ratings,
-        format_ratings,
-        ratings_json,
-        ratings_markdown,
-        write_docs,
-    )
-    from rollouts.evaluation.records import RecordFileError
-    from rollouts.evaluation.report import replay_episodes, write_report
+    from rollouts.evaluation.arena import bots_of, parse_players
 
-    if args.resume and not args.out:
-        raise UsageError("--resume needs --out DIR (the arena folder to complete)")
     plies = DEFAULT_OPENING_PLIES if args.opening_plies is None else args.opening_plies
     try:
         players = parse_players(args.players)
@@ -119,9 +104,71 @@ def _run_arena(args: argparse.Namespace) -> int:
         )
     except ArenaError as e:
         raise UsageError(f"arena: {e}") from None
-    names = [p.name for p in players]
     for a, b in skipped:
         _err(f"{a} vs {b} left out")
+    return players, pairings, plies
+
+
+def _write_results(
+    args: argparse.Namespace,
+    out_dir: Path,
+    run: Any,
+    finished: list[Any],
+    total: int,
+    names: list[str],
+    plies: int,
+) -> None:
+    """The finished games' ratings (printed, ``ratings.json``, ``--docs``) and the
+    HTML report with their replay."""
+    from rollouts.evaluation.arena import RECORDS
+    from rollouts.evaluation.ratings import (
+        arena_ratings,
+        format_ratings,
+        ratings_json,
+        ratings_markdown,
+        write_docs,
+    )
+    from rollouts.evaluation.report import replay_episodes, write_report
+
+    try:
+        ratings = arena_ratings(finished, names)
+    except ValueError as e:
+        _err(f"no ratings: {e}")
+        ratings = {}
+    _out(f"{len(finished)} of {total} games ({run.ran} played now) in {run.elapsed:.2f}s")
+    _out(format_ratings(ratings))
+    (out_dir / "ratings.json").write_text(json.dumps(ratings_json(ratings), indent=1) + "\n")
+    report = write_report(
+        out_dir / "report.html",
+        [],
+        title="gamebridge arena",
+        meta={
+            "games": ", ".join(args.games),
+            "players": ", ".join(names),
+            "rounds": args.rounds,
+            "seed": args.seed,
+            "opening plies": plies,
+        },
+        ratings=list(ratings.values()),
+        episodes=replay_episodes(finished, RECORDS),
+    )
+    _out(f"report: {report.resolve()}")
+    if args.docs:
+        for game, g in ratings.items():
+            if write_docs(args.docs, game, ratings_markdown(g)):
+                _out(f"wrote {game}'s ratings into {args.docs}")
+            else:
+                _err(f"{args.docs} has no markers for {game}: nothing written")
+
+
+def _run_arena(args: argparse.Namespace) -> int:
+    from rollouts.evaluation.arena import RECORDS, arena_header, run_arena
+    from rollouts.evaluation.records import RecordFileError
+
+    if args.resume and not args.out:
+        raise UsageError("--resume needs --out DIR (the arena folder to complete)")
+    players, pairings, plies = _schedule(args)
+    names = [p.name for p in players]
     out_dir = Path(args.out) if args.out else _unique_dir("arena")
     out = out_dir / RECORDS
     header = arena_header(
@@ -168,35 +215,7 @@ def _run_arena(args: argparse.Namespace) -> int:
     records = [run.records[i] for i in sorted(run.records)]
     failed = [r for r in records if r.error is not None]
     finished = [r for r in records if r.error is None]
-    try:
-        ratings = arena_ratings(finished, names)
-    except ValueError as e:
-        _err(f"no ratings: {e}")
-        ratings = {}
-    _out(f"{len(finished)} of {len(pairings)} games ({run.ran} played now) in {run.elapsed:.2f}s")
-    _out(format_ratings(ratings))
-    (out_dir / "ratings.json").write_text(json.dumps(ratings_json(ratings), indent=1) + "\n")
-    report = write_report(
-        out_dir / "report.html",
-        [],
-        title="gamebridge arena",
-        meta={
-            "games": ", ".join(args.games),
-            "players": ", ".join(names),
-            "rounds": args.rounds,
-            "seed": args.seed,
-            "opening plies": plies,
-        },
-        ratings=list(ratings.values()),
-        episodes=replay_episodes(finished, RECORDS),
-    )
-    _out(f"report: {report.resolve()}")
-    if args.docs:
-        for game, g in ratings.items():
-            if write_docs(args.docs, game, ratings_markdown(g)):
-                _out(f"wrote {game}'s ratings into {args.docs}")
-            else:
-                _err(f"{args.docs} has no markers for {game}: nothing written")
+    _write_results(args, out_dir, run, finished, len(pairings), names, plies)
     if run.stopped or len(records) < len(pairings):
         _err(f"stopped before the end: {len(pairings) - len(records)} games not played")
         _err(f"resume with: {_resume_command(args, out_dir)}")
