@@ -315,33 +315,13 @@ def _solve(matrix: list[list[float]], rhs: list[float]) -> list[float]:
     return x
 
 
-def fit_ratings(
-    games: Iterable[tuple[str, str, float]],
-    *,
-    anchor: str,
-    players: Sequence[str] | None = None,
-    prior_draws: float = 1.0,
-) -> RatingTable:
-    """Bradley-Terry ratings of every player in ``games`` (and ``players``, in
-    that order for ties), anchored on ``anchor`` (rating 0). Raises ``ValueError``
-    when the anchor is missing, a score is not 0, 0.5 or 1, or a player is not
-    connected to the anchor by games (its rating would be undefined).
-
-    >>> games = [("a", "r", 1.0)] * 9 + [("r", "a", 1.0)] * 3
-    >>> table = fit_ratings(games, anchor="r")
-    >>> [(r.player, round(r.elo)) for r in table.ratings]
-    [('a', 173), ('r', 0)]
-    """
-    if not isinstance(prior_draws, (int, float)) or not prior_draws > 0:
-        raise ValueError(f"prior_draws must be > 0, got {prior_draws!r}")
-    rows = list(games)
-    names: list[str] = list(players or [])
-    others = {x for a, b, _ in rows for x in (a, b)} - set(names)
-    names += sorted(others)  # one order whatever the games' order: the same figures
-    index = {name: i for i, name in enumerate(names)}
+def _tally(
+    rows: list[tuple[str, str, float]], index: dict[str, int]
+) -> tuple[dict[tuple[int, int], float], dict[tuple[int, int], float]]:
+    """Games played and points won per ordered pair of player indices; a score other
+    than 1, 0.5 or 0, or a player against itself, is a ``ValueError``."""
     played: dict[tuple[int, int], float] = {}
     won: dict[tuple[int, int], float] = {}
-    count = 0
     for a, b, score in rows:
         if score not in (0.0, 0.5, 1.0):
             raise ValueError(f"a score is 1, 0.5 or 0, got {score!r} ({a} vs {b})")
@@ -351,11 +331,17 @@ def fit_ratings(
         played[(i, j)] = played.get((i, j), 0.0) + 1.0
         won[(i, j)] = won.get((i, j), 0.0) + score
         won[(j, i)] = won.get((j, i), 0.0) + 1.0 - score
-        count += 1
-    if anchor not in index:
-        raise ValueError(f"the anchor {anchor!r} played no game")
-    n = len(names)
-    # symmetric game counts and scores, with the virtual draws
+    return played, won
+
+
+def _with_prior_draws(
+    n: int,
+    played: dict[tuple[int, int], float],
+    won: dict[tuple[int, int], float],
+    prior_draws: float,
+) -> tuple[list[list[float]], list[list[float]], list[list[float]]]:
+    """Symmetric game counts and scores with ``prior_draws`` virtual draws added to every
+    pair that met, and the real game counts."""
     games_n = [[0.0] * n for _ in range(n)]
     for (i, j), k in played.items():
         games_n[i][j] += k
@@ -367,9 +353,16 @@ def fit_ratings(
             if i != j and real[i][j] > 0:
                 games_n[i][j] += prior_draws
                 score_n[i][j] += prior_draws / 2.0
-    _check_connected(names, games_n, index[anchor])
-    a_idx = index[anchor]
-    free = [i for i in range(n) if i != a_idx]
+    return games_n, score_n, real
+
+
+def _newton(
+    games_n: list[list[float]], score_n: list[list[float]], free: list[int]
+) -> tuple[list[float], list[list[float]]]:
+    """The Bradley-Terry log-likelihood's maximum over the ``free`` players' ratings (the
+    others stay 0), by Newton's method with a halving line search; the ratings (natural
+    units) and the information matrix over ``free`` there."""
+    n = len(games_n)
     theta = [0.0] * n
 
     def loglik(t: list[float]) -> float:
@@ -411,6 +404,42 @@ def fit_ratings(
         if max((abs(scale * s) for s in step), default=0.0) < 1e-10:
             break
     _, info = grad_info(theta)
+    return theta, info
+
+
+def fit_ratings(
+    games: Iterable[tuple[str, str, float]],
+    *,
+    anchor: str,
+    players: Sequence[str] | None = None,
+    prior_draws: float = 1.0,
+) -> RatingTable:
+    """Bradley-Terry ratings of every player in ``games`` (and ``players``, in
+    that order for ties), anchored on ``anchor`` (rating 0). Raises ``ValueError``
+    when the anchor is missing, a score is not 0, 0.5 or 1, or a player is not
+    connected to the anchor by games (its rating would be undefined).
+
+    >>> games = [("a", "r", 1.0)] * 9 + [("r", "a", 1.0)] * 3
+    >>> table = fit_ratings(games, anchor="r")
+    >>> [(r.player, round(r.elo)) for r in table.ratings]
+    [('a', 173), ('r', 0)]
+    """
+    if not isinstance(prior_draws, (int, float)) or not prior_draws > 0:
+        raise ValueError(f"prior_draws must be > 0, got {prior_draws!r}")
+    rows = list(games)
+    names: list[str] = list(players or [])
+    others = {x for a, b, _ in rows for x in (a, b)} - set(names)
+    names += sorted(others)  # one order whatever the games' order: the same figures
+    index = {name: i for i, name in enumerate(names)}
+    played, won = _tally(rows, index)
+    if anchor not in index:
+        raise ValueError(f"the anchor {anchor!r} played no game")
+    n = len(names)
+    games_n, score_n, real = _with_prior_draws(n, played, won, prior_draws)
+    _check_connected(names, games_n, index[anchor])
+    a_idx = index[anchor]
+    free = [i for i in range(n) if i != a_idx]
+    theta, info = _newton(games_n, score_n, free)
     variance = {}
     for k, i in enumerate(free):
         unit = [1.0 if m == k else 0.0 for m in range(len(free))]
@@ -423,7 +452,7 @@ def fit_ratings(
         points = sum(won.get((i, j), 0.0) for j in range(n) if j != i)
         ratings.append(Rating(name, elo, elo - half, elo + half, int(played_i), points))
     order = sorted(range(n), key=lambda i: (-ratings[i].elo, i))
-    return RatingTable(tuple(ratings[i] for i in order), anchor, count, float(prior_draws))
+    return RatingTable(tuple(ratings[i] for i in order), anchor, len(rows), float(prior_draws))
 
 
 def _check_connected(names: list[str], games_n: list[list[float]], anchor: int) -> None:
