@@ -49,6 +49,11 @@ class EpisodeError(RuntimeError):
     """The episode was used out of order."""
 
 
+class SharedConversationError(EpisodeError, ValueError):
+    """Several outside seats asked to share one conversation in a game with hidden
+    information (each would read what the other hides)."""
+
+
 class EpisodeNotStartedError(EpisodeError):
     """``step`` before ``reset``."""
 
@@ -538,10 +543,40 @@ class Episode:
         return info
 
     # --- seats ------------------------------------------------------------
-    def system_prompt_for(self, seat: int, *, tools: bool = False) -> str:
-        """The system prompt of outside ``seat`` (``system_prompt`` is the model's
-        seat's, ``task.model_player``)."""
+    def system_prompt_for(self, seat: int | None, *, tools: bool = False) -> str:
+        """The system prompt of outside ``seat`` (``None``, and ``system_prompt``: the
+        model's seat's, ``task.model_player``)."""
         return prompts.system_prompt(self.game, self.task, tools=tools, seat=seat)
+
+    def seat_prompts(self, *, tools: bool = False) -> dict[str, Any]:
+        """What a client playing several outside seats over one environment needs
+        besides each step's ``info["to_move"]``: the seat to move now and each outside
+        seat's system prompt (JSON keys: the seats as strings). Empty with one outside
+        seat. An adapter hands it over with its reset (``info``, ``metadata``)."""
+        if not self.several:
+            return {}
+        return {
+            "to_move": self.to_move,
+            "system_prompts": {
+                str(s): self.system_prompt_for(s, tools=tools) for s in self.outside
+            },
+        }
+
+    def shared_system_prompt(self, *, tools: bool = False) -> str:
+        """The system prompt of the one conversation a framework keeps per rollout
+        (SkyRL's generator, TRL's tool loop): the model's seat's, or with several
+        outside seats one that plays them all (self-play), each observation saying
+        whose turn it is. Several seats are refused in a game with hidden
+        information: one conversation would show each seat what the other hides."""
+        if len(self.outside) == 1:
+            return self.tool_system_prompt if tools else self.system_prompt
+        if self.game.spec.hidden_information:
+            raise SharedConversationError(
+                f"{self.game.spec.title} hides information: one conversation for "
+                f"{len(self.outside)} outside seats would show each the other's; "
+                "keep one conversation per seat"
+            )
+        return prompts.system_prompt(self.game, self.task, tools=tools, seats=self.outside)
 
     @property
     def to_move(self) -> int | None:

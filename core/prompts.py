@@ -19,14 +19,27 @@ TOOL_ARGUMENT_DESCRIPTION = "The move, in the game's notation (for example {exam
 
 
 def system_prompt(
-    game: Game[Any, Any], task: Task, *, tools: bool = False, seat: int | None = None
+    game: Game[Any, Any],
+    task: Task,
+    *,
+    tools: bool = False,
+    seat: int | None = None,
+    seats: tuple[int, ...] = (),
 ) -> str:
     """The system prompt for ``task``; ``tools``: the model moves by tool call;
-    ``seat``: the seat it plays (default ``task.model_player``)."""
+    ``seat``: the seat it plays (default ``task.model_player``); ``seats``: it plays
+    all of these seats in one conversation (self-play where a framework keeps one
+    conversation per rollout), each observation saying whose turn it is."""
     spec = game.spec
     examples = ", ".join(spec.move_examples)
     seat = task.model_player if seat is None else seat
-    if spec.num_players > 1:
+    if len(seats) > 1:
+        names = " and ".join(spec.player_names[s] for s in seats)
+        intro = (
+            f"You are playing {spec.title} as both sides, {names}: each observation "
+            "shows the position with the side to move, and you answer for that side."
+        )
+    elif spec.num_players > 1:
         intro = f"You are playing {spec.title} as {spec.player_names[seat]}, against an opponent."
     else:
         intro = f"You are playing {spec.title}."

@@ -192,7 +192,7 @@ class _SeatToMove(_AgentSelector):  # type: ignore[misc]  # gem has no type stub
         pass
 
 
-# Several agents: `gem.multiagent.MultiAgentEnv` (`GameMultiAgentEnv`): one agent per outside seat, `step({agent: reply})` for the seat to move, `observe(agent)` its own view
+# rosetta: agents: `gem.multiagent.MultiAgentEnv` (`GameMultiAgentEnv`): one agent per outside seat, `step({agent: reply})` for the seat to move (core's `AgentSelector`), `observe(agent)` its own view, per-agent rewards
 class GameMultiAgentEnv(_MultiAgentEnv):  # type: ignore[misc]  # gem has no type stubs
     """A game with several outside seats as GEM's multi-agent env (its
     PettingZoo-style ``MultiAgentEnv``): ``possible_agents`` are the task's outside

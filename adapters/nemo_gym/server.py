@@ -137,9 +137,11 @@ class GameGymnasiumServer(GameHosting, GymnasiumServer):
     # rosetta: reset: gymnasium: `/reset` -> `reset(metadata, session_id)`
     async def reset(self, metadata: dict, session_id: str | None = None) -> tuple[str, dict]:
         episode = Episode(task_from_row(metadata, self.config.game))
+        # rosetta: agents: none: one agent run, one conversation per rollout: several outside seats play in it (self-play, each observation with the side to move); refused where the game hides information
+        info = {"task": episode.task.to_dict(), "system_prompt": episode.shared_system_prompt()}
         observation = await self.store.play(episode, episode.reset)
         self.store.add(str(session_id), episode)
-        return observation, {"task": episode.task.to_dict(), "system_prompt": episode.system_prompt}
+        return observation, info
 
     async def close_session(self, session_id: str | None) -> None:
         self.store.close(str(session_id), "finished")
@@ -233,6 +235,7 @@ class GameToolsServer(GameHosting, SimpleResourcesServer):
     # rosetta: reset: tools: `/seed_session` with the row's task
     async def seed_session(self, request: Request, body: SeedRequest) -> SeedResponse:  # type: ignore[override]
         episode = Episode(task_from_row(body.model_extra or {}, self.config.game))
+        episode.shared_system_prompt(tools=True)  # several outside seats: refused if hidden
         observation = await self.store.play(episode, episode.reset)
         self.store.add(str(request.session[SESSION_ID_KEY]), episode)
         return SeedResponse(observation=observation, task=episode.task.to_dict())

@@ -153,8 +153,9 @@ class GameEnvironment(Environment[GameAction, GameObservation, GameState]):
         self._check_open()
         self.episode = Episode(task_from_arguments(self.default_game, seed, task, **fields))
         self.episode_id = episode_id or uuid.uuid4().hex
-        obs = self._observe(self.episode, self.episode.reset(), {})
         ep = self.episode
+        # rosetta: agents: none: one session plays every outside seat: each observation is the seat to move's own view, `info["to_move"]` names it (the reset's `info` each seat's system prompt); the client keeps one conversation per seat
+        obs = self._observe(ep, ep.reset(), ep.seat_prompts(tools=tools))
         obs.system_prompt = ep.tool_system_prompt if tools else ep.system_prompt
         obs.tools = [ep.tool_schema] if tools else None
         return obs

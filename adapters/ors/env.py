@@ -111,9 +111,11 @@ class GameBridge(Environment):
     def get_messages(self) -> Sequence[Message]:
         """Core's tool-mode system prompt, then the first observation."""
         system, first = self._prompt()
+        # rosetta: agents: none: one session plays every outside seat: each tool output is the seat to move's own view, `metadata["info"]["to_move"]` names it (the first message's block `detail` each seat's system prompt); the client keeps one conversation per seat
+        seats = self.episode.seat_prompts(tools=True) or None
         return [
             Message(role="system", blocks=[TextBlock(text=system)]),
-            Message(role="user", blocks=[TextBlock(text=first)]),
+            Message(role="user", blocks=[TextBlock(text=first, detail=seats)]),
         ]
 
     def get_prompt(self) -> Sequence[TextBlock]:
@@ -124,7 +126,8 @@ class GameBridge(Environment):
     def _prompt(self) -> tuple[str, str]:
         if self.first_observation is None:  # setup() not run yet (a direct instance)
             self.setup()
-        return self.episode.tool_system_prompt, str(self.first_observation)
+        seat = self.episode.to_move if self.episode.several else None  # the first to move
+        return self.episode.system_prompt_for(seat, tools=True), str(self.first_observation)
 
     # rosetta: tools: ORS is tool calls end to end: `make_move` listed per session (`/task_tools`) with core's schema
     def list_task_tools(self) -> ListToolsOutput:
@@ -172,7 +175,8 @@ class GameBridge(Environment):
         return ToolOutput(
             blocks=[TextBlock(text=result.observation)],
             metadata=metadata,
-            reward=result.reward if result.done else None,
+            # the model seat's total (with several outside seats, not the last mover's)
+            reward=metadata["reward"]["total"] if result.done else None,
             finished=result.done,
         )
 

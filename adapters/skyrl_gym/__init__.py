@@ -62,18 +62,19 @@ class GameTextEnv(BaseTextEnv):  # type: ignore[misc]  # skyrl_gym ships no type
         super().__init__()
         extras = extras or {}
         self.episode = Episode(task_from_extras(extras, env_config))
-        if len(self.episode.outside) > 1:  # one conversation would show each seat the other's
-            raise ValueError("a SkyRL Gym env plays one outside seat; the task's seats name more")
+        # rosetta: agents: none: one trajectory, one conversation: several outside seats play in it (self-play, each observation with the side to move, `metadata["to_move"]`); refused where the game hides information
+        self.system_prompt = self.episode.shared_system_prompt()
         cap = extras.get("max_turns")
         # SkyRL's generator cap (its own turn count); the game's own limit otherwise.
-        self.max_turns = int(cap) if cap is not None else self.episode.task.turn_limit()
+        limit = self.episode.task.turn_limit() * len(self.episode.outside)
+        self.max_turns = int(cap) if cap is not None else limit
 
     # rosetta: reset: `init(prompt) -> (messages, info)`: system prompt + first observation
     def init(self, prompt: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         """Core's conversation (the row's ``prompt`` is not used): system + first observation."""
         observation = self.episode.reset()
         self.turns = 0
-        messages = chat.opening(self.episode.system_prompt, observation)
+        messages = chat.opening(self.system_prompt, observation)
         return messages, {"task": self.episode.task.to_dict()}
 
     # rosetta: step: `step(action) -> BaseTextEnvStepOutput`
@@ -133,5 +134,5 @@ def make_row(
     come from ``env_config`` at training time (pass the same one here)."""
     written = dict(task) if isinstance(task, Mapping) else task.to_dict()
     episode = Episode(task_from_extras({"task": written}, env_config))
-    prompt = chat.opening(episode.system_prompt, episode.reset())
+    prompt = chat.opening(episode.shared_system_prompt(), episode.reset())
     return {"prompt": prompt, "env_class": env_id, "task": written}

@@ -75,8 +75,11 @@ class GameEnvironment:
     def reset(self, **row: Any) -> str:
         """Start the game of this dataset row (its task fields; other columns
         such as ``prompt`` are ignored) and return the first observation."""
-        self._episode = Episode(Task.from_dict(row, strict=False))
-        return self._episode.reset()
+        episode = Episode(Task.from_dict(row, strict=False))
+        # rosetta: agents: none: one rollout, one conversation: the trained model plays every outside seat in it (self-play, each observation with the side to move); refused where the game hides information
+        episode.shared_system_prompt(tools=True)  # several outside seats: refused if hidden
+        self._episode = episode
+        return episode.reset()
 
     # rosetta: step: factory: the `make_move` tool
     # rosetta: action: factory: a `make_move(move)` tool call
@@ -162,7 +165,7 @@ def prompt_messages(task: Task, *, tools: bool) -> list[dict[str, str]]:
     """
     episode = Episode(task)
     if tools:
-        return chat.opening(episode.tool_system_prompt, "")
+        return chat.opening(episode.shared_system_prompt(tools=True), "")
     system, first = chat.opening(episode.system_prompt, episode.reset())
     return [
         {**system, TASK_KEY: json.dumps(task.to_dict(), sort_keys=True)},

@@ -5,6 +5,7 @@ runs ``uv sync`` and needs the network). Every game is served; the row names it.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import os
@@ -120,6 +121,10 @@ class GameTaskset(vf.Taskset[GameTask, GameTasksetConfig]):
 class GameEnvConfig(vf.EnvConfig):
     # Local by default: the harness is an in-process chat loop, nothing to sandbox.
     player: vf.AgentConfig = vf.AgentConfig(runtime=vf.SubprocessConfig())
+    """The model's seat (``task.model_player``)."""
+    # rosetta: agents: multi-agent v1: one `vf.AgentConfig` field per outside seat (`player`, `opponent`: the same model unless `--env.opponent.model` says), one interaction and one trace each, every turn sent to the seat core says is to move
+    opponent: vf.AgentConfig = vf.AgentConfig(runtime=vf.SubprocessConfig())
+    """The other outside seat of a task with two (``Task.seats``, e.g. self-play)."""
 
 
 def _last_assistant(segment: vf.Segment) -> vf.AssistantMessage | None:
@@ -140,6 +145,8 @@ class GameEnv(vf.Env[GameEnvConfig]):
     # rosetta: rollout: `GameEnv.run()`: the Episode plays the user, one `interaction.turn(observation)` per reply
     async def run(self, task: GameTask, agents: vf.Agents) -> None:
         episode = Episode(task.data.row)  # scored by the row's reward_weights
+        if episode.several:
+            return await _run_seats(episode, task, [agents.player, agents.opponent])
         # rosetta: reset: `Episode(task.data.row).reset()` in `run()`, sent as the first user turn
         observation = episode.reset()
         async with agents.player.interaction(task) as interaction:
@@ -194,6 +201,40 @@ def _weighted(task: Task, config: vf.TaskConfig) -> tuple[Task, vf.TaskConfig]:
     rewards = {n: RewardFunctionConfig(weight=weights.get(n, 0.0)) for n in DEFAULT_WEIGHTS}
     rewards.update(config.rewards)
     return task, config.model_copy(update={"rewards": rewards})
+
+
+async def _run_seats(episode: Episode, task: GameTask, agents: list[Any]) -> None:
+    """Two outside seats, one agent each (``player``: the model's seat): each seat's
+    interaction opens at its first turn with its own system prompt, and every turn is
+    its own view (``Episode.observation_for``); at the end each trace holds the
+    trajectory and its seat's reward. Text mode only: a tool call answered with the
+    next seat's view would show it to the wrong seat."""
+    if task.data.tools is not None or len(episode.outside) != 2:
+        raise ValueError("Verifiers plays several outside seats with two seats in text mode")
+    episode.reset()
+    seat_agents = dict(zip(episode.outside, agents, strict=True))
+    open_: dict[int, Any] = {}
+    async with contextlib.AsyncExitStack() as stack:
+        try:
+            while (seat := episode.to_move) is not None:  # None: the game is over
+                if seat not in open_:
+                    data = task.data.model_copy(
+                        update={"system_prompt": episode.system_prompt_for(seat)}
+                    )
+                    open_[seat] = await stack.enter_async_context(
+                        seat_agents[seat].interaction(GameTask(data, task.config))
+                    )
+                segment = await open_[seat].turn(episode.observation_for(seat))
+                if segment.terminated:  # a Verifiers cap: core settles the game
+                    episode.settle()
+                    break
+                episode.step(_reply(segment))
+        finally:  # each seat's trace: the trajectory so far, its own reward at the end
+            for seat, interaction in open_.items():
+                interaction.trace.info.update(episode=episode.to_dict(), seat=seat)
+                if episode.done:
+                    interaction.trace.info["reward"] = episode.reward_for(seat).to_dict()
+                    interaction.trace.stop(str(episode.termination))
 
 
 def _play_tool_calls(episode: Episode, segment: vf.Segment) -> list[dict[str, Any]]:

@@ -74,6 +74,7 @@ CONCEPTS: dict[str, str] = {
     "metrics": "**metrics**: win / draw / loss, invalid-move and format rates where the framework aggregates",
     "config": "**config**: how a run sets the task defaults (or mixes games)",
     "packaging": "**packaging**: how the env ships the way the framework's users deploy one",
+    "agents": "**several agents**: how the framework models several players, and how a task with two outside seats (`Task.seats`, self-play) plays in it (docs/two-seats.md)",
 }
 
 _ANCHOR = re.compile(r"^\s*#\s*rosetta:\s*(?P<concept>[\w-]+)\s*:\s*(?P<text>.*?)\s*$")

@@ -110,8 +110,8 @@ def _add_common(p: argparse.ArgumentParser, policy_default: str) -> None:
     p.add_argument(
         "--seats",
         default=None,
-        help="who plays each seat, e.g. outside,outside (the endpoint in both seats, one "
-        "conversation each: self-play) or outside,mcts:2; core driver, text mode",
+        help="who plays each seat, e.g. outside,outside (the endpoint in both seats: "
+        "self-play, in each framework's own terms, docs/two-seats.md) or outside,mcts:2",
     )
     p.add_argument("--min-rmp", type=float, default=0.0, help="min opponent random_move_prob")
     p.add_argument("--max-rmp", type=float, default=1.0, help="max opponent random_move_prob")
@@ -194,13 +194,12 @@ def _run_eval(args: argparse.Namespace) -> int:
     if args.resume and not args.out:
         raise UsageError("--resume needs --out FILE (the records file to complete)")
     tasks = _tasks(args, args.game)
-    if getattr(args, "seats", None) and args.framework != "core":
+    driver = get_driver(args.framework)
+    if getattr(args, "seats", None) and driver.seats is None:
         raise UsageError(
-            f"--seats: the {args.framework} driver plays one outside seat; use --framework core "
-            "(GEM's multi-agent env is in-process: docs/two-seats.md)"
+            f"--seats: the {args.framework} driver plays one outside seat (docs/two-seats.md)"
         )
     _check_endpoint(args)
-    driver = get_driver(args.framework)
     header = run_header(args.framework, tasks, policy=_policy_name(args))
     header.update(game=args.game, seed=args.seed, base_url=args.base_url)
     out = Path(args.out) if args.out else unique_path("runs", f"eval-{args.framework}-{args.game}")
@@ -292,8 +291,9 @@ def _run_compare(args: argparse.Namespace) -> int:
     _tasks(args, args.game)  # a bad --opponent/--depth for the game: one line, now
     if getattr(args, "seats", None):
         raise UsageError(
-            "--seats: only the core driver plays several outside seats, so there is "
-            "nothing to compare yet (docs/two-seats.md); use eval --framework core"
+            "--seats: the frameworks play several outside seats in different conversation "
+            "shapes (one per seat, or one for all), so their runs do not compare move for "
+            "move (docs/two-seats.md); use eval --framework NAME --seats"
         )
     _check_endpoint(args)
     frameworks, skipped = _chosen_frameworks(args)

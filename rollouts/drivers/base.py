@@ -230,8 +230,11 @@ class ClientSession(ABC):
         return None
 
     supports_seats: ClassVar[bool] = False
-    """Whether the session plays a task with several outside seats (``Task.seats``),
-    one conversation per seat (:meth:`seat`, :meth:`opening`)."""
+    """Whether the session plays a task with several outside seats (``Task.seats``):
+    one conversation per seat (:meth:`seat`, :meth:`opening`; a tool call is answered
+    with its seat's next observation), or, where the framework keeps one conversation
+    per rollout, every seat in it (:meth:`seat` ``None``; core refuses that in a game
+    with hidden information)."""
 
     def seat(self) -> int | None:
         """The outside seat to move, in a task with several; ``None``: one conversation."""
@@ -368,6 +371,10 @@ class Driver(ABC):  # noqa: B024 (abstract by contract: override run_batch or ru
     name: ClassVar[str] = ""
     mode: str = TEXT
     """``"text"`` or ``"tools"`` (:data:`MODES`): how the model moves."""
+    seats: ClassVar[str | None] = None
+    """How the driver plays a task with several outside seats (``Task.seats``):
+    ``rollouts.drivers.seats.CHAT_PER_SEAT`` or ``ONE_CHAT``, or ``None``: it plays one
+    outside seat."""
     framework_cap: int | None = None
     """Set on an instance to cap model turns through the framework's own setting
     (``RunContext.framework_cap``); ``None``: each driver's default (whole games)."""
@@ -481,18 +488,17 @@ class Driver(ABC):  # noqa: B024 (abstract by contract: override run_batch or ru
         does ``ctx.framework_cap`` model turns, unless the framework caps itself."""
         clock = StepClock()
         clock.partial = session.partial  # a failure record keeps the trajectory so far
-        if getattr(task, "seats", None) is not None and not (
-            session.supports_seats and session.mode == TEXT
-        ):
-            raise DriverError(
-                f"{self.name} plays one outside seat (in text mode, core plays several)"
-            )
+        if getattr(task, "seats", None) is not None and not session.supports_seats:
+            raise DriverError(f"{self.name} plays one outside seat")
         with session:
             messages = session.open(task)
-            first = session.seat()
+            seat = session.seat()
             chats = {}  # several outside seats: one conversation per seat
-            if first is not None:
-                messages = chats[first] = session.opening(first)
+            if seat is not None:
+                messages = chats[seat] = session.opening(seat)
+            # Per seat, its last reply's answer to come (a user turn, or the tool
+            # message answering its call), sent with that seat's next observation.
+            waiting: dict[int | None, dict[str, Any]] = {}
             done = False
             while not done:
                 cap = ctx.framework_cap
@@ -503,20 +509,20 @@ class Driver(ABC):  # noqa: B024 (abstract by contract: override run_batch or ru
                 call = next((c for c in completion.tool_calls if c.name == TOOL_NAME), None)
                 if call is not None:
                     turn = session.call(call.arguments)
-                    reply: dict[str, Any] = {"role": "tool", "tool_call_id": call.id}
+                    waiting[seat] = {"role": "tool", "tool_call_id": call.id}
                 elif session.mode == TOOLS:
                     session.stop(completion.text)  # no tool call: the model stopped playing
                     break
                 else:
                     turn = session.send(completion.text)
-                    reply = {"role": "user"}
+                    waiting[seat] = {"role": "user"}
                 done = turn.done
                 seat = session.seat()
                 if not done and seat is not None and seat not in chats:
                     messages = chats[seat] = session.opening(seat)
                 elif not done:
                     messages = messages if seat is None else chats[seat]
-                    messages.append({**reply, "content": turn.observation})
+                    messages.append({**waiting.pop(seat), "content": turn.observation})
             trajectory, reward = session.result()
         return make_record(
             self.name, task, trajectory, reward, clock, clock.steps, clock.completion_tokens

@@ -30,6 +30,7 @@ from rollouts.drivers.base import (
     RunContext,
     Turn,
 )
+from rollouts.drivers.seats import CHAT_PER_SEAT
 
 if TYPE_CHECKING:
     from core.tasks import Task
@@ -38,8 +39,11 @@ if TYPE_CHECKING:
 class CoreSession(ClientSession):
     """``core.Episode`` with no framework: the reference every driver must equal."""
 
-    def __init__(self, tools: bool = False) -> None:
+    def __init__(self, tools: bool = False, one_chat: bool = False) -> None:
         self.mode = TOOLS if tools else TEXT
+        self.one_chat = one_chat
+        """Several outside seats in one conversation (the reference of a framework that
+        keeps one per rollout); else one conversation per seat."""
 
     def open(self, task: Task) -> list[Message]:
         from core.episode import Episode
@@ -48,6 +52,8 @@ class CoreSession(ClientSession):
         tools = self.mode == TOOLS
         self.tools = [episode.tool_schema] if tools else None
         system = episode.tool_system_prompt if tools else episode.system_prompt
+        if self.one_chat:
+            system = episode.shared_system_prompt(tools=tools)
         return [{"role": "system", "content": system}, {"role": "user", "content": episode.reset()}]
 
     def send(self, reply: str) -> Turn:
@@ -73,11 +79,12 @@ class CoreSession(ClientSession):
     supports_seats = True
 
     def seat(self) -> int | None:
-        return self.episode.to_move if self.episode.several else None
+        return self.episode.to_move if self.episode.several and not self.one_chat else None
 
     def opening(self, seat: int) -> list[Message]:
+        tools = self.mode == TOOLS
         return [
-            {"role": "system", "content": self.episode.system_prompt_for(seat)},
+            {"role": "system", "content": self.episode.system_prompt_for(seat, tools=tools)},
             {"role": "user", "content": self.episode.observation_for(seat)},
         ]
 
@@ -86,10 +93,12 @@ class CoreDriver(Driver):
     """Drives ``core.Episode`` with no framework in between."""
 
     name = "core"
+    seats = CHAT_PER_SEAT
 
-    def __init__(self, use_tools: bool = False) -> None:
+    def __init__(self, use_tools: bool = False, one_chat: bool = False) -> None:
         self.use_tools = use_tools
+        self.one_chat = one_chat
         self.mode = TOOLS if use_tools else TEXT
 
     def open_session(self, task: Task, ctx: RunContext) -> CoreSession:
-        return CoreSession(tools=self.use_tools)
+        return CoreSession(tools=self.use_tools, one_chat=self.one_chat)

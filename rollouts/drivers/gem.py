@@ -21,6 +21,7 @@ from rollouts.drivers.base import (
     RunContext,
     Turn,
 )
+from rollouts.drivers.seats import CHAT_PER_SEAT
 
 if TYPE_CHECKING:
     from core.tasks import Task
@@ -63,11 +64,57 @@ class GemSession(ClientSession):
         return trajectory, trajectory["reward"]
 
 
+class GemSeatsSession(ClientSession):
+    """A task with several outside seats in GEM's own multi-agent idiom
+    (``adapters.gem.GameMultiAgentEnv``): the active agent (the seat core says is to
+    move) answers from its own ``observe(agent)``, one conversation per agent."""
+
+    supports_seats = True
+
+    def open(self, task: Task) -> list[Message]:
+        from adapters.gem import GameMultiAgentEnv, agent_name
+
+        self._task, self._name = task, agent_name
+        self.env = GameMultiAgentEnv(task)
+        _, self._infos = self.env.reset()
+        self._info: dict[str, Any] = {}
+        return []  # each seat's own chat comes from opening()
+
+    def seat(self) -> int | None:
+        active = self.env.agent_selector.get_active_agents()
+        return int(active[0].rsplit("_", 1)[1]) if active and self.env.agents else None
+
+    def opening(self, seat: int) -> list[Message]:
+        agent = self._name(seat)
+        return [
+            {"role": "system", "content": self._infos[agent]["system_prompt"]},
+            {"role": "user", "content": self.env.observe(agent)},
+        ]
+
+    def send(self, reply: str) -> Turn:
+        agent = self._name(self.seat())  # type: ignore[arg-type]  # a seat is to move
+        _, _, terminations, _, infos = self.env.step({agent: reply})
+        self._info = infos[agent]
+        done = all(terminations.values())
+        nxt = self.seat()
+        return Turn("" if done or nxt is None else self.env.observe(self._name(nxt)), done)
+
+    def result(self) -> tuple[dict[str, Any], Any]:
+        trajectory = self._info.get("trajectory")
+        if trajectory is None:
+            raise DriverError(f"gem: the final infos of {self._task.task_id} have no trajectory")
+        return trajectory, trajectory["reward"]
+
+
 class GemDriver(Driver):
-    """Plays each task in a fresh GEM env (:class:`GemSession`)."""
+    """Plays each task in a fresh GEM env (:class:`GemSession`), or GEM's multi-agent
+    env for a task with several outside seats (:class:`GemSeatsSession`)."""
 
     name = "gem"
+    seats = CHAT_PER_SEAT  # GEM's multi-agent env
     registers = "adapters.gem"
 
-    def open_session(self, task: Task, ctx: RunContext) -> GemSession:
+    def open_session(self, task: Task, ctx: RunContext) -> ClientSession:
+        if task.seats is not None:
+            return GemSeatsSession()
         return GemSession(cap=self.framework_cap)

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.prompts import TOOL_NAME
+from core.tasks import OUTSIDE
 from rollouts.drivers.base import (
     FRAMEWORK,
     MODEL_ENDPOINT,
@@ -45,6 +46,7 @@ from rollouts.drivers.base import (
     make_record,
 )
 from rollouts.drivers.http import HTTPSession
+from rollouts.drivers.seats import ONE_CHAT
 
 if TYPE_CHECKING:
     from core.tasks import Task
@@ -137,6 +139,12 @@ ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 300.0
 
 
+def _replies(task: Task) -> int:
+    """Model replies a whole game may take in the agent's one conversation (several
+    outside seats play in it, each up to the task's turn limit)."""
+    return task.turn_limit() * task.seat_roles().count(OUTSIDE)
+
+
 def nemo_python() -> Path:
     """The ``.venv-nemo`` interpreter (``GAMEBRIDGE_NEMO_PYTHON`` overrides it)."""
     return Path(os.environ.get("GAMEBRIDGE_NEMO_PYTHON", ROOT / ".venv-nemo" / "bin" / "python"))
@@ -172,6 +180,7 @@ class NemoGymDriver(Driver):
 
     name = "nemo_gym"
     style = "gymnasium"
+    seats = ONE_CHAT  # its agent keeps one conversation per rollout
     session_class: type[ClientSession] = NemoGymSession
     """The client session of this server style (load tests and benchmarks drive it)."""
 
@@ -185,7 +194,7 @@ class NemoGymDriver(Driver):
 
     def prepare(self, tasks: list[Task]) -> None:
         """The agent's ``max_steps`` (fixed when its server starts): the run's longest game."""
-        self._max_steps = self.framework_cap or max((t.turn_limit() for t in tasks), default=1)
+        self._max_steps = self.framework_cap or max((_replies(t) for t in tasks), default=1)
 
     def _servers(self, model_url: str) -> list[AbstractContextManager[Any]]:
         from rollouts.model.servers import SupervisedServer, free_port
@@ -349,7 +358,7 @@ class NemoGymToolsDriver(NemoGymDriver):
         with NemoGymToolsSession(ctx.extra["urls"][0]) as env:
             env.open(task)
             # simple_agent's max_steps: model calls whose tool calls run (then /verify settles).
-            max_steps = ctx.framework_cap or task.turn_limit()
+            max_steps = ctx.framework_cap or _replies(task)
             while not done and steps < max_steps:
                 with clock.model():
                     reply = httpx.post(

@@ -30,12 +30,13 @@ from rollouts.drivers.base import (
     RunContext,
     Turn,
 )
+from rollouts.drivers.seats import CHAT_PER_SEAT, SeatsOverOneEnv
 
 if TYPE_CHECKING:
     from core.tasks import Task
 
 
-class OpenEnvSession(ClientSession):
+class OpenEnvSession(SeatsOverOneEnv, ClientSession):
     """OpenEnv's own client (``adapters.openenv.GameEnvClient``, synchronous), one
     WebSocket per episode. Tool mode sends ``GameAction(arguments=...)``; the end of
     play is ``GameAction(stop=True)``."""
@@ -55,6 +56,7 @@ class OpenEnvSession(ClientSession):
         self._last = self.client.reset(task=task.to_dict(), tools=self.mode == TOOLS)
         obs = self._last.observation
         self.tools = obs.tools
+        self._seen(obs.info, obs.text)  # several outside seats: who is to move, their prompts
         return [
             {"role": "system", "content": obs.system_prompt},
             {"role": "user", "content": obs.text},
@@ -64,7 +66,9 @@ class OpenEnvSession(ClientSession):
         from adapters.openenv import GameAction
 
         self._last = self.client.step(GameAction(**action))
-        return Turn(self._last.observation.text, bool(self._last.done))
+        obs = self._last.observation
+        self._seen(obs.info, obs.text)
+        return Turn(obs.text, bool(self._last.done))
 
     def send(self, reply: str) -> Turn:
         return self._step(reply=reply)
@@ -95,6 +99,7 @@ class OpenEnvDriver(Driver):
     WebSocket session per task."""
 
     name = "openenv"
+    seats = CHAT_PER_SEAT
 
     @contextmanager
     def session(

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.inputs import wrap_arguments
 from core.prompts import TOOL_NAME
+from core.tasks import OUTSIDE
 from rollouts.drivers.base import (
     TOOLS,
     ClientSession,
@@ -54,6 +55,7 @@ from rollouts.drivers.base import (
     Turn,
 )
 from rollouts.drivers.http import TIMEOUT, HTTPSession, OnResponse
+from rollouts.drivers.seats import CHAT_PER_SEAT, SeatsOverOneEnv
 
 if TYPE_CHECKING:
     from core.tasks import Task
@@ -79,7 +81,7 @@ def ors_text(blocks: Any) -> str:
     )
 
 
-class ORSSession(ClientSession):
+class ORSSession(SeatsOverOneEnv, ClientSession):
     """An ORS session through openreward's client (``env`` is
     ``EnvironmentsAPI(...).get(name)``): the task row as ``task_spec``, the prompt
     from ``get_messages``, ``make_move`` through ``call_tool``, the end of play
@@ -97,6 +99,7 @@ class ORSSession(ClientSession):
         from openreward.api.environments.client import Task as ORSTask
 
         self._task = task
+        self._replies = task.turn_limit() * task.seat_roles().count(OUTSIDE)
         spec = ORSTask(
             server_name=ORS_ENV_NAME,
             environment_name=ORS_ENV_NAME,
@@ -106,9 +109,10 @@ class ORSSession(ClientSession):
         self._manager = self.env.session(task=spec)
         self.session = self._manager.__enter__()
         self.tools = [ors_chat_tool(s) for s in self.session.list_tools()]
-        return [
-            {"role": m.role, "content": ors_text(m.blocks)} for m in self.session.get_messages()
-        ]
+        messages = self.session.get_messages()
+        first = messages[-1].blocks[0] if messages and messages[-1].blocks else None
+        self._seen(getattr(first, "detail", None), ors_text(messages[-1].blocks))
+        return [{"role": m.role, "content": ors_text(m.blocks)} for m in messages]
 
     def call(self, arguments: Any, name: str = TOOL_NAME) -> Turn:
         # No arguments at all (null) is {} to ORS, as to core and OpenAI clients; every
@@ -116,9 +120,11 @@ class ORSSession(ClientSession):
         # core judges it in the server (an invalid reply), the task goes on.
         self._out = self.session.call_tool(name, wrap_arguments(arguments))
         self._calls += 1
-        if not self._out.finished and self._calls > self._task.turn_limit():
+        if not self._out.finished and self._calls > self._replies:
             raise DriverError(f"{self._task.task_id}: the ORS session never finished")
-        return Turn(ors_text(self._out.blocks), bool(self._out.finished))
+        text = ors_text(self._out.blocks)
+        self._seen((self._out.metadata or {}).get("info"), text)
+        return Turn(text, bool(self._out.finished))
 
     def stop(self, text: str | None = None) -> Turn:
         terminal = self.session.call_terminal_tool
@@ -260,6 +266,7 @@ class ORSDriver(Driver):
     once), one ORS session per task."""
 
     name = "ors"
+    seats = CHAT_PER_SEAT
     mode = TOOLS
 
     def available(self) -> tuple[bool, str]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from core.tasks import OUTSIDE
 from rollouts.drivers.base import (
     ClientSession,
     Driver,
@@ -17,6 +18,7 @@ from rollouts.drivers.base import (
     RunContext,
     Turn,
 )
+from rollouts.drivers.seats import ONE_CHAT
 
 if TYPE_CHECKING:
     from core.tasks import Task
@@ -27,6 +29,7 @@ class SkyRLSession(ClientSession):
     as SkyRL's generator, which puts its ``max_turns`` in ``extras``."""
 
     own_cap = True
+    supports_seats = True  # SkyRL's one conversation: several seats play in it (seat() None)
 
     def __init__(self, cap: int | None = None) -> None:
         self.cap = cap
@@ -43,7 +46,8 @@ class SkyRLSession(ClientSession):
         row = make_row(task)
         # SkyRL passes every column but the prompt as extras, plus its generator's max_turns.
         extras = {k: v for k, v in row.items() if k not in ("prompt", "env_class")}
-        extras["max_turns"] = self.cap or task.turn_limit()
+        # Its turns count every seat's replies in the one conversation.
+        extras["max_turns"] = self.cap or task.turn_limit() * task.seat_roles().count(OUTSIDE)
         self.env = skyrl_gym.make(row["env_class"] or ENV_ID, env_config={}, extras=extras)
         chat, _ = self.env.init(row["prompt"])
         return list(chat)
@@ -72,6 +76,7 @@ class SkyRLGymDriver(Driver):
     """Plays each task in a fresh SkyRL Gym env (:class:`SkyRLSession`)."""
 
     name = "skyrl_gym"
+    seats = ONE_CHAT  # SkyRL's generator keeps one conversation per trajectory
     registers = "adapters.skyrl_gym"
 
     def open_session(self, task: Task, ctx: RunContext) -> SkyRLSession:

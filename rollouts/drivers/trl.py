@@ -31,6 +31,7 @@ from rollouts.drivers.base import (
     Turn,
     make_record,
 )
+from rollouts.drivers.seats import ONE_CHAT
 
 if TYPE_CHECKING:
     from core.tasks import Task
@@ -42,6 +43,7 @@ class TRLSession(ClientSession):
     (an exception is the tool's reply), ``get_reward()`` (which settles the game)."""
 
     mode = TOOLS
+    supports_seats = True  # TRL's one conversation: the model plays every outside seat in it
 
     def open(self, task: Task) -> list[Message]:
         from adapters.trl import environment_class
@@ -52,7 +54,7 @@ class TRLSession(ClientSession):
         self.tools = [tool_schema(self.env.episode.game)]
         self._methods = {TOOL_NAME: self.env.make_move}
         return [
-            {"role": "system", "content": self.env.episode.tool_system_prompt},
+            {"role": "system", "content": self.env.episode.shared_system_prompt(tools=True)},
             {"role": "user", "content": observation},
         ]
 
@@ -92,6 +94,7 @@ class TRLDriver(Driver):
     with a chat client, in TRL's own loop."""
 
     name = "trl"
+    seats = ONE_CHAT  # TRL's tool loop keeps one conversation per rollout
     mode = TOOLS
 
     def available(self) -> tuple[bool, str]:

@@ -25,6 +25,7 @@ from rollouts.drivers.base import (
     failure_record,
     make_record,
 )
+from rollouts.drivers.seats import CHAT_PER_SEAT
 
 if TYPE_CHECKING:
     from core.tasks import Task
@@ -47,6 +48,7 @@ class VerifiersDriver(Driver):
     """``Env.run_slot`` per task, ``concurrency`` episodes at a time."""
 
     name = "verifiers"
+    seats = CHAT_PER_SEAT  # Verifiers' multi-agent env: one agent per outside seat
 
     def run_batch(self, tasks: list[Task], request: RunRequest) -> list[RolloutRecord]:
         from rollouts.model.gateway import ModelGateway
@@ -93,8 +95,9 @@ class VerifiersDriver(Driver):
         if api_key is not None:
             os.environ[API_KEY_VAR] = api_key
         spec: dict[str, Any] = {"taskset": {"id": TASKSET_ID, "rows": [t.to_dict() for t in tasks]}}
-        if self.framework_cap is not None:  # vf-eval's --env.player.max-turns
-            spec["player"] = {"max_turns": self.framework_cap, "runtime": {"type": "subprocess"}}
+        if self.framework_cap is not None:  # vf-eval's --env.player.max-turns (and opponent's)
+            cap = {"max_turns": self.framework_cap, "runtime": {"type": "subprocess"}}
+            spec["player"] = spec["opponent"] = cap
         config = vf.resolve_env_config(spec)
         env = vf.load_environment(config)
         read = gateway.policy.worst_case_seconds() + 30.0
@@ -146,9 +149,12 @@ class VerifiersDriver(Driver):
 
     def _record(self, task: Task, episode: Any, clock: StepClock) -> RolloutRecord:
         clock.stop()
-        if len(episode.traces) != 1:
-            raise DriverError(f"{task.task_id}: expected one trace, got {len(episode.traces)}")
-        trace = episode.traces[0]
+        traces = episode.traces
+        if task.seats is not None:  # one agent, one trace per outside seat: the model's
+            traces = [t for t in traces if t.info.get("seat") == task.model_player] or traces
+        if len(traces) != 1:
+            raise DriverError(f"{task.task_id}: expected one trace, got {len(traces)}")
+        trace = traces[0]
         info = trace.info
         if not episode.ok or "episode" not in info or "reward" not in info:
             errors = [f"{e.type}: {e.message}" for e in (*episode.errors, *trace.errors)]
@@ -158,15 +164,16 @@ class VerifiersDriver(Driver):
             )
             error.trajectory = info.get("episode")  # type: ignore[attr-defined]
             raise error
-        clock.add_model_seconds(sum(call.time.duration for call in trace.calls))
+        every = episode.traces  # the model calls of every seat's agent
+        clock.add_model_seconds(sum(call.time.duration for t in every for call in t.calls))
         return make_record(
             self.name,
             task,
             info["episode"],
             info["reward"],
             clock,
-            trace.num_turns,
-            trace.num_output_tokens,
+            sum(t.num_turns for t in every),
+            sum(t.num_output_tokens for t in every),
         )
 
     def available(self) -> tuple[bool, str]:

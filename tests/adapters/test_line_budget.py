@@ -44,7 +44,9 @@ BUDGET: dict[str, int] = {
     # Each ceiling is the adapter's count when session 7 ended (after the arrows: its
     # counts at the start of each session since issue 13 opened, then that one); what is
     # left is its framework's own surface (docs/code.md, "What is left in each adapter"):
-    "nemo_gym": 287,  # 422 -> 344 -> 334 -> 329 -> 306 -> 287: NeMo Gym's two server
+    "nemo_gym": 289,  # 422 -> 344 -> 334 -> 329 -> 306 -> 287 (-> 289 in session 9: its
+    # agent's one conversation may hold several outside seats, refused at /reset and
+    # /seed_session where the game hides information): NeMo Gym's two server
     # styles (gymnasium: reset/step/close_session; tools: seed_session/make_move/verify,
     # with their pydantic models), the agent's max_steps read from NeMo Gym's global
     # config, the app built without ng_run, /aggregate_metrics, the dataset rows, and
@@ -53,15 +55,20 @@ BUDGET: dict[str, int] = {
     # Action/Observation/State, its Environment with the FastMCP make_move tool (built
     # once per game: issue 15) and /metadata, step_async, the EnvClient with MCP calls,
     # create_app with the session cap, and the WebSocket error frames
-    "ors": 279,  # 389 -> 354 -> 330 -> 308 -> 293 -> 279: openreward's Environment
+    "ors": 281,  # 389 -> 354 -> 330 -> 308 -> 293 -> 279 (-> 281 in session 9: one session
+    # plays several outside seats: the first mover's prompt, each seat's in the first
+    # message's block detail): openreward's Environment
     # (splits, tasks, prompt, tools, @terminal), the /create checks (X-Secrets,
     # toolsets) and the idle reaper over openreward's private session table, the SSE
     # re-cut around its stream, the local-server client settings
-    "trl": 182,  # 497 -> 226 -> 185 -> 182: TRL's environment (the make_move tool
+    "trl": 184,  # 497 -> 226 -> 185 -> 182 (-> 184 in session 9: several outside seats in
+    # TRL's one conversation, refused where the game hides information): TRL's environment (the make_move tool
     # dressed for transformers' get_json_schema, one class per game), the datasets of
     # both hooks and of multi-environment mode, the reward columns, weights and
     # per-batch game metrics
-    "verifiers": 184,  # 221 -> 211 -> 187 -> 184: Verifiers' v1 surface: taskset
+    "verifiers": 217,  # 221 -> 211 -> 187 -> 184 (-> 217 in session 9: Verifiers'
+    # multi-agent v1 env, one agent per outside seat, each with its own interaction and
+    # trace: issue 35): Verifiers' v1 surface: taskset
     # config, data, task (a reward and a metric per core component), taskset, the Env's
     # run loop, and the in-process chat harness vf-eval finds by the taskset id (its
     # built-in ones need the network)

@@ -93,14 +93,100 @@ def test_gem_multi_agent_plays_as_core(game: str, policy: str, n: int) -> None:
 
 
 def test_single_conversation_envs_refuse_several_outside_seats() -> None:
-    """One conversation for two seats would show each seat the other's cards."""
+    """GEM's single-agent env sends to GameMultiAgentEnv; the frameworks that keep one
+    conversation per rollout (SkyRL Gym, TRL, NeMo Gym's rows) play several outside
+    seats in it, but not where the game hides information: one conversation for
+    two would show each seat the other's cards."""
+    from core.episode import SharedConversationError
+
     gem_adapter = pytest.importorskip("adapters.gem")
     task = {"game": "tictactoe", "seats": "outside,outside"}
+    kuhn = {"game": "openspiel:kuhn_poker", "seats": "outside,outside"}
     with pytest.raises(ValueError, match="GameMultiAgentEnv"):
         gem_adapter.GameEnv(task=task)
     skyrl = pytest.importorskip("adapters.skyrl_gym")
-    with pytest.raises(ValueError, match="one outside seat"):
-        skyrl.GameTextEnv({}, {"task": task})
+    with pytest.raises(SharedConversationError, match="hides information"):
+        skyrl.GameTextEnv({}, {"task": kuhn})
+    messages, _ = skyrl.GameTextEnv({}, {"task": task}).init([])
+    assert "as both sides, X and O" in messages[0]["content"]
     skyrl.GameTextEnv(
         {}, {"task": {"game": "tictactoe", "seats": "random,outside", "model_player": 1}}
     )
+    from adapters.trl import GameEnvironment
+
+    with pytest.raises(SharedConversationError, match="hides information"):
+        GameEnvironment().reset(**kuhn)
+    assert GameEnvironment().reset(**task).endswith("Your move.")
+
+
+# --- every driver: both seats played by the endpoint (`gamebridge eval --seats`) ---------
+
+SEAT_GAMES = ["openspiel:kuhn_poker", "openspiel:backgammon", "openspiel:phantom_ttt", "tictactoe"]
+"""Chance and hidden cards, chance, a hidden board, and a native game (noisy replies:
+per-seat invalid-move budgets)."""
+SEAT_POLICY = "noisy:0.3/minimax:1"
+
+
+def _seat_tasks() -> list[Task]:
+    from core.tasks import make_tasks
+
+    return [
+        t
+        for game in SEAT_GAMES
+        for t in make_tasks(2, seed=11, game=game, seats="outside,outside", max_turns=6)
+    ]
+
+
+def _driver_params() -> list[Any]:
+    from rollouts.drivers import DRIVERS
+
+    nemo = [pytest.mark.nemo, pytest.mark.server]
+    return [
+        pytest.param(name, id=name, marks=nemo if name.startswith("nemo_gym") else [])
+        for name in DRIVERS
+        if name != "core"
+    ]
+
+
+@pytest.fixture(scope="module")
+def seat_policy_url() -> Any:
+    from rollouts.model.policy_server import serve_in_thread
+
+    with serve_in_thread(SEAT_POLICY, seed=0) as url:
+        yield url
+
+
+@pytest.mark.parametrize("name", _driver_params())
+def test_every_driver_plays_both_seats_as_core(name: str, seat_policy_url: str) -> None:
+    """The endpoint in both seats through each framework: the same trajectories,
+    per-seat results and rewards as core's reference, in the driver's conversation
+    shape (one per seat, or one for both where the framework keeps one per rollout,
+    which core refuses for a game with hidden information)."""
+    from core.games import make_game
+    from rollouts.drivers import driver_status, get_driver
+    from rollouts.drivers.base import TOOLS
+    from rollouts.drivers.core import CoreDriver
+    from rollouts.drivers.seats import ONE_CHAT
+
+    ok, why = driver_status(name)
+    if not ok:
+        pytest.skip(f"driver {name} is not usable here: {why}")
+    driver = get_driver(name)
+    assert driver.seats is not None, f"{name} plays one outside seat"
+    one_chat = driver.seats == ONE_CHAT
+    reference = CoreDriver(use_tools=driver.mode == TOOLS, one_chat=one_chat)
+    tasks = _seat_tasks()
+    run = {"base_url": seat_policy_url, "model": "scripted", "concurrency": 2}
+    expected = reference.run(tasks, **run)
+    got = driver.run(tasks, **run)
+    for rec, ref in zip(got, expected, strict=True):
+        hidden = make_game(rec.task["game"]).spec.hidden_information
+        if one_chat and hidden:  # one conversation would show each seat the other's view
+            assert rec.failed and ref.failed and "hides information" in rec.error["message"]
+            continue
+        assert not ref.failed and not rec.failed, rec.error
+        assert rec.trajectory == ref.trajectory, rec.task["task_id"]
+        assert rec.reward == ref.reward and rec.steps == ref.steps
+        assert set(rec.trajectory["seats"]["results"]) == {"0", "1"}
+    played = [r for r in got if not r.failed]
+    assert {r.task["game"] for r in played} >= {"openspiel:backgammon", "tictactoe"}

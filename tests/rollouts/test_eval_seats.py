@@ -36,10 +36,23 @@ def test_eval_plays_kuhn_poker_with_the_policy_in_both_seats(
     assert "win rate" in capsys.readouterr().out
 
 
-def test_seats_with_another_framework_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+def test_seats_with_a_one_seat_driver_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rollouts.drivers.gem import GemDriver
+
+    monkeypatch.setattr(GemDriver, "seats", None)  # as a driver that plays one outside seat
     argv = ["eval", "--framework", "gem", "--game", "tictactoe", "--seats", "outside,outside"]
     assert cli.main([*argv, "-n", "1"]) == 2
     assert "plays one outside seat" in capsys.readouterr().err
+
+
+def test_eval_plays_both_seats_through_a_framework(capsys: pytest.CaptureFixture[str]) -> None:
+    """GEM's multi-agent env: the endpoint in both seats of Phantom Tic-Tac-Toe."""
+    pytest.importorskip("gem")
+    argv = ["eval", "--framework", "gem", "--game", "openspiel:phantom_ttt"]
+    assert cli.main([*argv, "--seats", "outside,outside", "-n", "2", "--policy", "random"]) == 0
+    assert "win rate" in capsys.readouterr().out
 
 
 def test_compare_with_seats_is_a_usage_error(
@@ -47,4 +60,4 @@ def test_compare_with_seats_is_a_usage_error(
 ) -> None:
     argv = ["compare", "--frameworks", "core,gem", "--game", "tictactoe"]
     assert cli.main([*argv, "--seats", "outside,outside", "-n", "1"]) == 2
-    assert "only the core driver plays several outside seats" in capsys.readouterr().err
+    assert "do not compare move for move" in capsys.readouterr().err

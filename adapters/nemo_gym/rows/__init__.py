@@ -44,10 +44,10 @@ def make_row(task: Task | Mapping[str, Any], style: str = "gymnasium") -> dict[s
         raise ValueError(f"style must be one of {STYLES}, got {style!r}")
     episode = Episode(task)
     if style == "gymnasium":
-        params: dict[str, Any] = {"input": [system_message(episode.system_prompt)]}
+        params: dict[str, Any] = {"input": [system_message(episode.shared_system_prompt())]}
     else:
         params = {
-            "input": opening(episode.tool_system_prompt, episode.reset()),
+            "input": opening(episode.shared_system_prompt(tools=True), episode.reset()),
             "tools": [responses_tool(episode.tool_schema)],
         }
     return {"responses_create_params": params, "task": episode.task.to_dict()}
