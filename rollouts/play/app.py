@@ -46,10 +46,10 @@ from rollouts.play.session import (
     Model,
     PlayError,
     ScriptedModel,
-    SessionStore,
     Setup,
     board_view,
 )
+from rollouts.play.store import SessionStore
 
 STATIC = Path(__file__).parent / "static"
 DEFAULT_MAX_BODY_BYTES = 64 * 1024

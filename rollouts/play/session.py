@@ -24,7 +24,6 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -450,8 +449,42 @@ class GameSession:
             turns.append(Turn(seat_who, self.replies[-1], self.pending_move, None, None))
         return turns
 
+    def _hidden(self) -> tuple[bool, bool]:
+        """Whether the person plays a game that hides information, still going (then
+        the page shows only the person's own view, as core shows each seat its own),
+        and whether the other side's moves are hidden too (``spec.public_moves``)."""
+        spec = self.game.spec
+        hidden = spec.hidden_information and self.setup.mode == "play" and not self.episode.done
+        return hidden, hidden and not spec.public_moves
+
+    def _redacted(self, turns: list[Turn]) -> list[Turn]:
+        """The turns as the person may see them: in a game whose moves are hidden, the
+        model's replies and the opponent's moves are left out until the end."""
+        model_seat = self.setup.other == "model" and self.two_players
+        return [
+            Turn(t.who, "(hidden until the game ends)", None, t.error, None, [])
+            if model_seat
+            else dataclasses.replace(t, opponent_moves=[])
+            for t in turns
+        ]
+
     def view(self) -> dict[str, Any]:
         """The JSON the page draws."""
+        out = self._view()
+        hidden, moves_hidden = self._hidden()
+        if hidden:  # the person's own view only (the episode judges as ever)
+            state = self.waiting if self.waiting is not None else self.episode.state
+            out["board_text"] = self.game.observation(state, self.setup.side)
+            if self.setup.other == "model" and self.two_players:
+                out["observation"] = None  # the model's view: its cards
+        if moves_hidden:
+            out["turns"] = [t.__dict__ for t in self._redacted(self._turns())]
+            out["last_move"] = None
+            if self.setup.other == "model":
+                out["replies"] = []
+        return out
+
+    def _view(self) -> dict[str, Any]:
         ep, game, spec = self.episode, self.game, self.game.spec
         state = self.waiting if self.waiting is not None else ep.state
         board, generic = board_view(game, state)
@@ -514,64 +547,3 @@ class GameSession:
                 trajectory=ep.to_dict(),
             )
         return out
-
-
-# --- the session store ----------------------------------------------------------------
-
-
-class SessionStore:
-    """Open games by id: at most ``cap`` at once, each dropped after ``idle_seconds``
-    without a request (checked on every request; no background thread)."""
-
-    def __init__(
-        self,
-        cap: int = 32,
-        idle_seconds: float = 1800.0,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self.cap = cap
-        self.idle_seconds = idle_seconds
-        self.clock = clock
-        self._sessions: dict[str, Any] = {}
-        self._lock = threading.Lock()
-        self.expired = 0
-
-    def _sweep(self) -> None:
-        now = self.clock()
-        for sid in [s for s, v in self._sessions.items() if now - v.last_used > self.idle_seconds]:
-            del self._sessions[sid]
-            self.expired += 1
-
-    def add(self, session: Any) -> str:
-        import secrets
-
-        with self._lock:
-            self._sweep()
-            if len(self._sessions) >= self.cap:
-                raise PlayError(
-                    f"too many open sessions ({self.cap}); close one, or wait until an idle one "
-                    f"expires ({self.idle_seconds:g} s without a request)",
-                    status=429,
-                )
-            sid = secrets.token_urlsafe(12)
-            session.last_used = self.clock()
-            self._sessions[sid] = session
-            return sid
-
-    def get(self, sid: str) -> Any:
-        with self._lock:
-            self._sweep()
-            session = self._sessions.get(sid)
-            if session is None:
-                raise PlayError(f"no session {sid[:40]!r} (closed, or idle too long)", status=404)
-            session.last_used = self.clock()
-            return session
-
-    def remove(self, sid: str) -> bool:
-        with self._lock:
-            return self._sessions.pop(sid, None) is not None
-
-    def __len__(self) -> int:
-        with self._lock:
-            self._sweep()
-            return len(self._sessions)

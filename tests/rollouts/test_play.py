@@ -17,7 +17,8 @@ from core.episode import Episode
 from core.games import list_games, make_game
 from core.opponents import MoveListOpponent
 from core.players import ScriptedPlayer
-from rollouts.play.session import GameSession, PlayError, ScriptedModel, SessionStore, Setup
+from rollouts.play.session import GameSession, PlayError, ScriptedModel, Setup
+from rollouts.play.store import SessionStore
 
 GAMES = list_games()
 
@@ -465,3 +466,40 @@ def test_the_replay_list_holds_records_only_and_a_bad_file_is_one_plain_line(cli
     assert bad.status_code == 400
     detail = bad.json()["detail"]
     assert detail.startswith("data.jsonl is not a records file") and "trajectory" not in detail
+
+
+@pytest.mark.parametrize("game", ["openspiel:kuhn_poker", "openspiel:phantom_ttt"])
+@pytest.mark.parametrize("other", ["opponent", "model"])
+def test_a_person_sees_only_their_own_view_of_a_hidden_information_game(
+    game: str, other: str
+) -> None:
+    """As core shows each seat its own view: the page shows the person their own
+    observation, never the god's-eye board (the other's card, the other's marks), nor
+    the model's view, nor moves the game keeps hidden; all revealed at the end."""
+    pytest.importorskip("pyspiel")
+    bridged = make_game(game)
+    rng = random.Random(4)
+    for side in (0, 1):
+        model = ScriptedModel("random", 3) if other == "model" else None
+        session = GameSession(
+            Setup(game=game, other=other, side=side, seed=6, opponent="random"), model
+        )
+        secrets = 0
+        while not session.episode.done:
+            view = session.view()
+            state = session.waiting if session.waiting is not None else session.episode.state
+            own = bridged.observation(state, side)
+            assert view["board_text"] == own
+            god = bridged.render(state)
+            secrets += god != own
+            assert god not in json.dumps(view)
+            if other == "model":
+                assert view["observation"] is None
+            if not bridged.spec.public_moves:
+                assert view["last_move"] is None
+                assert view["replies"] == [] or other == "opponent"  # the person's own
+                assert all(t["move"] is None or t["who"] == "you" for t in view["turns"])
+            session.move(_pick(view, rng))
+        assert secrets, "the games met no position with anything hidden: the check proves nothing"
+        end = session.view()
+        assert end["board_text"] == bridged.render(session.episode.state)

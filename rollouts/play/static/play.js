@@ -273,7 +273,8 @@
     if (t.error) {
       return 'rejected (' + t.error + '): ' + String(t.message || '').split('\n')[0];
     }
-    return 'played ' + t.move + (t.opponent_moves && t.opponent_moves.length ?
+    return (t.move === null ? 'moved (hidden until the game ends)' : 'played ' + t.move) +
+      (t.opponent_moves && t.opponent_moves.length ?
       '; opponent: ' + t.opponent_moves.join(', ') : '');
   }
 
