@@ -13,7 +13,10 @@ The episode's seat (``task.model_player``) is the side a model would play:
   click is added and the episode is replayed from the task (every reply and
   every click so far), so its state is always core's replay of the same moves.
 * **watch**: the model in the seat against the built-in opponent, one model
-  turn per ``step()``.
+  turn per ``step()``; or, with ``other="model"``, the model against itself
+  (``Task.seats`` ``"outside,outside"``): each ``step()`` one turn of the seat core
+  says is to move, answered from that seat's own conversation
+  (``core.conversation.messages(trajectory, seat=...)``: its own view only).
 
 Nothing here knows a rule: boards come from ``Game.board_view``, legality
 from ``parse_move``, turns, budgets and rewards from the episode.
@@ -104,7 +107,8 @@ class Setup:
     side: int = 0
     """play: the person's side; watch: the model's side."""
     other: Other = "opponent"
-    """play: who plays the person's other side (watch: always the opponent)."""
+    """Who plays the other side: play, the person's (the opponent or the model);
+    watch, the model's (the opponent, or the model itself: self-play)."""
     opponent: str = "minimax"
     depth: int = 2
     random_move_prob: float = 0.0
@@ -132,11 +136,13 @@ def _task(setup: Setup) -> Task:
     seat = setup.side
     if setup.mode == "play" and setup.other == "model" and players > 1:
         seat = 1 - setup.side  # the model sits in the seat; the person is its opponent
+    self_play = setup.mode == "watch" and setup.other == "model" and players > 1
     try:
         return Task(
             game=setup.game,
             seed=setup.seed,
             model_player=seat,
+            seats=",".join(["outside"] * players) if self_play else None,
             opponent=setup.opponent,
             depth=setup.depth,
             random_move_prob=setup.random_move_prob,
@@ -252,6 +258,8 @@ class GameSession:
         self.task = _task(setup)
         self.game = make_game(setup.game)
         self.two_players = self.game.spec.num_players > 1
+        self.self_play = self.task.seats is not None
+        """watch: the model in every seat, each seat its own conversation."""
         if setup.model_in_seat() and model is None:
             raise PlayError("this game needs a model; choose one")
         self.model = model if setup.model_in_seat() else None
@@ -276,7 +284,7 @@ class GameSession:
         inner: Opponent | None = None
         if person_opponent:
             inner = MoveListOpponent(self.person_moves)
-        elif self.two_players:
+        elif self.two_players and not self.self_play:
             task = self.task
             inner = make_opponent(task.opponent, task.depth, task.random_move_prob)
         self.recorder = Recorder(inner) if inner is not None else None
@@ -311,7 +319,10 @@ class GameSession:
         self.observations.append(result.observation)
 
     def messages(self) -> list[dict[str, Any]]:
-        """The conversation the model in the seat has seen (text mode)."""
+        """The conversation the model in the seat has seen (text mode); in self-play,
+        the conversation of the seat to move, its own view only."""
+        if self.self_play:
+            return chat.messages(self.episode.to_dict(), seat=self.episode.to_move)
         msgs: list[dict[str, Any]] = [chat.system(self.episode.system_prompt)]
         for i, obs in enumerate(self.observations):
             msgs.append(chat.observation(obs))
@@ -434,9 +445,10 @@ class GameSession:
 
     def _turns(self) -> list[Turn]:
         seat_who = "model" if self.setup.model_in_seat() else "you"
+        names = self.game.spec.player_names
         turns = [
             Turn(
-                seat_who,
+                f"model ({names[e['seat']]})" if self.self_play else seat_who,
                 e["reply"],
                 e["move"],
                 e["error"],
@@ -495,7 +507,9 @@ class GameSession:
             "game": {"name": spec.name, "title": spec.title, "players": list(spec.player_names)},
             "model": self.model.name if self.model is not None else None,
             "opponent": (
-                "you"
+                "the model itself"
+                if self.self_play
+                else "you"
                 if self.setup.mode == "play" and self.setup.other == "model"
                 else f"{self.task.opponent}"
                 + (f" depth {self.task.depth}" if self.task.opponent == "minimax" else "")

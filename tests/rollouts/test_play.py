@@ -503,3 +503,40 @@ def test_a_person_sees_only_their_own_view_of_a_hidden_information_game(
         assert secrets, "the games met no position with anything hidden: the check proves nothing"
         end = session.view()
         assert end["board_text"] == bridged.render(session.episode.state)
+
+
+@pytest.mark.parametrize("game", ["tictactoe", "openspiel:kuhn_poker"])
+def test_watch_the_model_against_itself_each_seat_from_its_own_view(game: str) -> None:
+    """Self-play on the page: each step is one turn of the seat core says is to move,
+    the model answering from that seat's own conversation; the game equals core's
+    two-seat episode with the same player keeping one conversation per seat."""
+    if game.startswith("openspiel:"):
+        pytest.importorskip("pyspiel")
+    setup = Setup(game=game, mode="watch", other="model", seed=4)
+    session = GameSession(setup, ScriptedModel("noisy:0.3", 2))
+    asked: list[list[dict[str, Any]]] = []
+    reply = session.model.reply  # type: ignore[union-attr]
+    session.model.reply = lambda messages: asked.append(messages) or reply(messages)  # type: ignore[union-attr]
+    while not session.episode.done:
+        session.step()
+    view = session.view()
+    assert view["task"]["seats"] == "outside,outside" and view["opponent"] == "the model itself"
+    reference = Episode(view["task"])
+    reference.reset()
+    chats: dict[int, list[dict[str, Any]]] = {}
+    player = ScriptedPlayer("noisy:0.3", 2)
+    for messages in asked:
+        seat = reference.to_move
+        assert seat is not None
+        chat = chats.setdefault(
+            seat, [{"role": "system", "content": reference.system_prompt_for(seat)}]
+        )
+        chat.append({"role": "user", "content": reference.observation_for(seat)})
+        assert messages == chat  # the seat's own conversation, nothing of the other's
+        text = player.reply(chat)
+        chat.append({"role": "assistant", "content": text})
+        reference.step(text)
+    assert reference.done and view["trajectory"] == reference.to_dict()
+    assert {t["who"] for t in view["turns"]} == {
+        f"model ({name})" for name in make_game(game).spec.player_names
+    }

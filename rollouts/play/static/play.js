@@ -108,7 +108,8 @@
     var watch = tab === 'watch';
     $('side-label').textContent = watch ? 'The model plays' : 'You play';
     document.querySelectorAll('.play-only').forEach(function (n) { n.hidden = watch || !two; });
-    var vsModel = !watch && $('other').value === 'model' && two;
+    document.querySelectorAll('.watch-only').forEach(function (n) { n.hidden = !watch || !two; });
+    var vsModel = two && (watch ? $('watch-other').value : $('other').value) === 'model';
     var needsModel = watch || vsModel;
     document.querySelectorAll('.opponent-fields').forEach(function (n) { n.hidden = vsModel || !two; });
     document.querySelectorAll('.model-fields').forEach(function (n) { n.hidden = !needsModel; });
@@ -122,7 +123,7 @@
       game: $('game').value,
       mode: tab === 'watch' ? 'watch' : 'play',
       side: Number($('side').value || 0),
-      other: tab === 'watch' ? 'opponent' : $('other').value,
+      other: tab === 'watch' ? $('watch-other').value : $('other').value,
       opponent: $('opponent').value,
       depth: Number($('depth').value || 1),
       random_move_prob: Number($('rmp').value || 0),
@@ -511,7 +512,7 @@
       $('policy').value = c.default_policy;
       fillSides();
       $('game').addEventListener('change', fillSides);
-      ['other', 'opponent', 'model'].forEach(function (id) { $(id).addEventListener('change', updateForm); });
+      ['other', 'watch-other', 'opponent', 'model'].forEach(function (id) { $(id).addEventListener('change', updateForm); });
       $('setup-form').addEventListener('submit', newGame);
       document.querySelectorAll('.tab').forEach(function (b) {
         b.addEventListener('click', function () { selectTab(b.getAttribute('data-tab')); });
