@@ -183,6 +183,31 @@ def _add_eval(p: argparse.ArgumentParser) -> None:
     p.set_defaults(func=_run_eval)
 
 
+def _check_seats(args: argparse.Namespace, driver: Any) -> None:
+    """``--seats`` the driver cannot play is a usage error, said before any task runs:
+    a driver of one outside seat, or several outside seats in the one conversation a
+    framework keeps per rollout where the game hides information."""
+    seats = getattr(args, "seats", None)
+    if not seats:
+        return
+    if driver.seats is None:
+        raise UsageError(
+            f"--seats: the {args.framework} driver plays one outside seat (docs/two-seats.md)"
+        )
+    from core.games import make_game
+    from rollouts.drivers import DRIVERS, get_driver
+    from rollouts.drivers.seats import CHAT_PER_SEAT, ONE_CHAT
+
+    several = seats.split(",").count("outside") > 1
+    if several and driver.seats == ONE_CHAT and make_game(args.game).spec.hidden_information:
+        per_seat = [name for name in DRIVERS if get_driver(name).seats == CHAT_PER_SEAT]
+        raise UsageError(
+            f"--seats: {args.framework} plays every outside seat in one conversation, which "
+            f"would show each seat what {args.game} hides from it; use a framework that keeps "
+            f"one conversation per seat ({', '.join(per_seat)}: docs/two-seats.md)"
+        )
+
+
 def _run_eval(args: argparse.Namespace) -> int:
     from rollouts.drivers import get_driver
     from rollouts.evaluation.records import RecordFileError, run_header, unique_path
@@ -195,10 +220,7 @@ def _run_eval(args: argparse.Namespace) -> int:
         raise UsageError("--resume needs --out FILE (the records file to complete)")
     tasks = _tasks(args, args.game)
     driver = get_driver(args.framework)
-    if getattr(args, "seats", None) and driver.seats is None:
-        raise UsageError(
-            f"--seats: the {args.framework} driver plays one outside seat (docs/two-seats.md)"
-        )
+    _check_seats(args, driver)
     _check_endpoint(args)
     header = run_header(args.framework, tasks, policy=_policy_name(args))
     header.update(game=args.game, seed=args.seed, base_url=args.base_url)

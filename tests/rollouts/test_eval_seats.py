@@ -61,3 +61,14 @@ def test_compare_with_seats_is_a_usage_error(
     argv = ["compare", "--frameworks", "core,gem", "--game", "tictactoe"]
     assert cli.main([*argv, "--seats", "outside,outside", "-n", "1"]) == 2
     assert "do not compare move for move" in capsys.readouterr().err
+
+
+def test_one_conversation_of_a_hidden_information_game_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """SkyRL Gym keeps one conversation per trajectory: both seats of Kuhn Poker in it
+    would show each the other's card, so eval refuses before any task runs."""
+    argv = ["eval", "--framework", "skyrl_gym", "--game", "openspiel:kuhn_poker"]
+    assert cli.main([*argv, "--seats", "outside,outside", "-n", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "one conversation" in err and "gem" in err and "skyrl_gym," not in err
