@@ -13,7 +13,8 @@ Bridged OpenSpiel games (``BRIDGED``, when OpenSpiel is installed) run too,
 against the MCTS opponent, with a low turn cap so they stay cheap; they have no
 golden transcripts (their trajectories depend on OpenSpiel's version). Among them
 the two-seat games of chance and hidden information (``SEAT_GAMES``); two outside
-seats through every framework are tests/conformance/test_two_seats.py's.
+seats through every framework: ``SEATED``, in each driver's same run
+(``test_driver_plays_both_seats_as_core``).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from core.games import list_games
+from core.games import list_games, make_game
 from core.tasks import Task, make_tasks
 from rollouts.drivers import DRIVERS, RolloutRecord, driver_status, get_driver
 from rollouts.drivers.base import TOOLS
@@ -63,14 +64,33 @@ NEMO_DRIVERS = frozenset({"nemo_gym", "nemo_gym_tools"})
 UNDER_TEST = [name for name in DRIVERS if name != "core"]
 
 
-def _tasks() -> list[Task]:
+TWO_OUTSIDE = " (both seats outside)"
+"""The suffix of a game's key among the records when the endpoint plays both seats."""
+SEATED = [*(SEAT_GAMES if BRIDGED else []), "tictactoe"]
+"""Games played with the endpoint in both seats (``seats="outside,outside"``) in every
+driver's same run: chance and hidden cards, chance, a hidden board, and a native game
+with noisy replies (per-seat invalid-move budgets)."""
+
+
+def _tasks(*, seated_only: bool = False) -> list[Task]:
     native = [t for game in NATIVE for t in make_tasks(TASKS_PER_GAME, seed=11, game=game)]
     bridged = [
         t
         for game in BRIDGED
         for t in make_tasks(TASKS_PER_GAME, seed=11, game=game, max_turns=BRIDGED_MAX_TURNS)
     ]
-    return native + bridged
+    seated = [
+        t
+        for game in SEATED
+        for t in make_tasks(
+            TASKS_PER_GAME, seed=11, game=game, max_turns=BRIDGED_MAX_TURNS, seats="outside,outside"
+        )
+    ]
+    return seated if seated_only else native + bridged + seated
+
+
+def _key(record: RolloutRecord) -> str:
+    return record.task["game"] + (TWO_OUTSIDE if record.task.get("seats") else "")
 
 
 @pytest.fixture(scope="module")
@@ -87,15 +107,15 @@ def records(policy_url: str) -> Callable[[str], dict[str, list[RolloutRecord]]]:
 
     @cache
     def run(name: str) -> dict[str, list[RolloutRecord]]:
-        tasks = _tasks()
-        if name in ("core", "core_tools"):
-            driver: Any = CoreDriver(use_tools=name == "core_tools")
+        tasks = _tasks(seated_only=name.startswith("core_one"))
+        if name.startswith("core"):  # core_one*: several seats in one conversation
+            driver: Any = CoreDriver(use_tools=name.endswith("tools"), one_chat="one" in name)
         else:
             driver = get_driver(name)
         out = driver.run(tasks, base_url=policy_url, model="scripted", concurrency=2)
         by_game: dict[str, list[RolloutRecord]] = {}
         for record in out:
-            by_game.setdefault(record.task["game"], []).append(record)
+            by_game.setdefault(_key(record), []).append(record)
         return by_game
 
     return run
@@ -129,6 +149,46 @@ def test_driver_matches_core(
         assert rec.trajectory == ref.trajectory
         assert rec.reward == ref.reward
         assert rec.steps == ref.steps
+
+
+@pytest.mark.parametrize(
+    ("game", "driver"),
+    [
+        pytest.param(g, p.values[1], id=f"{g}-seats-{p.values[1]}", marks=p.marks)
+        for p in _params()
+        if p.values[0] == GAMES[0]
+        for g in SEATED
+    ],
+)
+def test_driver_plays_both_seats_as_core(
+    game: str, driver: str, records: Callable[[str], dict[str, list[RolloutRecord]]]
+) -> None:
+    """The endpoint in both seats, in each framework's own terms (docs/two-seats.md):
+    the same trajectories (per-seat results and rewards in their ``seats`` entry) as
+    core's reference in the driver's conversation shape, one per seat or, where the
+    framework keeps one per rollout, one for both; that shape is refused where the
+    game hides information (one conversation would show each seat the other's)."""
+    from rollouts.drivers.seats import ONE_CHAT
+
+    ok, why = driver_status(driver)
+    if not ok:
+        pytest.skip(f"driver {driver} is not usable here: {why}")
+    shape = get_driver(driver).seats
+    assert shape is not None, f"{driver} plays one outside seat"
+    reference = ("core_one" if shape == ONE_CHAT else "core") + (
+        "_tools" if driver in TOOL_DRIVERS else ""
+    )
+    got, expected = records(driver)[game + TWO_OUTSIDE], records(reference)[game + TWO_OUTSIDE]
+    assert len(got) == len(expected) == TASKS_PER_GAME
+    hidden = make_game(game).spec.hidden_information
+    for rec, ref in zip(got, expected, strict=True):
+        if shape == ONE_CHAT and hidden:
+            assert rec.failed and ref.failed and "hides information" in str(rec.error)
+            continue
+        assert not ref.failed and not rec.failed, rec.error
+        assert rec.trajectory == ref.trajectory, rec.task["task_id"]
+        assert rec.reward == ref.reward and rec.steps == ref.steps
+        assert set(rec.trajectory["seats"]["results"]) == {"0", "1"}
 
 
 # --- golden transcripts (tests/golden/<game>.json, `python -m tests.golden.regen`) ----------
