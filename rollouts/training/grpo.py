@@ -197,7 +197,7 @@ def grpo_config(s: GRPOSettings, *, progress: bool = True) -> Any:
             s.mode, parse_weights(s.reward_weights) if s.reward_weights else None
         ),
         # A finished game answers make_move with its final observation; stop a model that keeps calling.
-        max_tool_calling_iterations=Task(game=s.game).turn_limit() + 1,
+        max_tool_calling_iterations=Task(game=s.game, opponent=s.opponent).turn_limit() + 1,
         use_vllm=s.vllm,
         vllm_mode=s.vllm_mode,
         vllm_server_base_url=s.vllm_server_base_url or None,
