@@ -41,7 +41,7 @@ BENCH_ARGS ?=
 FILES ?= .
 
 .PHONY: docs help setup setup-venv setup-nemo setup-ors setup-openenv setup-chromium test test-slow pytest lint format demo play bench fuzz \
-	faults load train-recipe train-levers train-ddp nemo-ng-run eval-ray bench-scale frameworks-latest clean
+	faults load train-recipe train-levers train-selfplay train-ddp nemo-ng-run eval-ray bench-scale frameworks-latest clean
 
 help: ## List the targets.
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) \
@@ -207,6 +207,10 @@ train-recipe: setup-venv ## The seed's recipe on CPU: teacher, tiny model, SFT, 
 LEVERS_ARGS ?=
 train-levers: setup-venv ## Which RL settings matter: the weak recipe's SFT student under one changed lever at a time (after make train-recipe TEACHER=weak); table into docs/trl.md.
 	$(VENV)/bin/gamebridge train levers --docs docs/trl.md $(LEVERS_ARGS)
+
+SELFPLAY_ARGS ?=
+train-selfplay: setup-venv ## Self-play (both seats, or a snapshot) against fixed-opponent GRPO at equal compute: Tic-Tac-Toe (after make train-recipe TEACHER=weak) and Kuhn Poker's exploitability; table into docs/trl.md.
+	OMP_NUM_THREADS=1 $(VENV)/bin/gamebridge train selfplay --docs docs/trl.md $(SELFPLAY_ARGS)
 
 train-ddp: setup-venv ## GRPO on 2 CPU processes (accelerate launch, gloo), both TRL hooks; checks logs == core.
 	$(PY) -m rollouts.training.ddp demo $(DDP_ARGS)

@@ -10,6 +10,9 @@ Subcommands (heavy imports happen only when one runs):
 * ``levers``: which RL settings matter: the weak-teacher recipe's SFT student trained under
   one changed lever at a time, evaluated exactly (``rollouts.training.levers``;
   ``make train-levers``).
+* ``selfplay``: self-play GRPO (the model in both seats, or against a snapshot of itself)
+  against fixed-opponent GRPO at equal compute, on Tic-Tac-Toe and Kuhn Poker
+  (``rollouts.training.selfplay``; ``make train-selfplay``).
 """
 
 from __future__ import annotations
@@ -18,9 +21,9 @@ import argparse
 
 
 def add_parser(parser: argparse.ArgumentParser) -> None:
-    """Train with TRL: grpo, sft, recipe, levers (see docs/trl.md)."""
+    """Train with TRL: grpo, sft, recipe, levers, selfplay (see docs/trl.md)."""
     from rollouts.training import grpo as train_grpo
-    from rollouts.training import levers, recipe
+    from rollouts.training import levers, recipe, selfplay
     from rollouts.training import sft as train_sft
 
     sub = parser.add_subparsers(dest="train_command", required=True, metavar="KIND")
@@ -29,6 +32,7 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
         ("sft", train_sft, "supervised warm-up on an exported wins/draws dataset"),
         ("recipe", recipe, "the seed's recipe on CPU: teacher, tiny model, SFT, GRPO, evaluation"),
         ("levers", levers, "which RL settings matter: one lever at a time from the SFT student"),
+        ("selfplay", selfplay, "self-play against fixed-opponent GRPO at equal compute"),
     ):
         p = sub.add_parser(name, help=text, description=text)
         module.add_arguments(p)
