@@ -425,10 +425,33 @@ def model_kuhn_policy(model: Any, tokenizer: Any) -> tuple[dict[str, dict[str, f
     return out, least
 
 
+KUHN_START_TICKS = 20
+"""The Kuhn student's targets are multiples of 1/20 (SFT rows: 20 a state)."""
+
+
+def kuhn_start_policy(seed: int) -> dict[str, float]:
+    """The Kuhn student's target: at each information state a Bet probability drawn
+    uniformly from 0.2-0.8 (seeded, in multiples of 1/20). A random behaviour policy that
+    differs from state to state, so the student has to read its card and the betting (a
+    student of the uniform policy learns to ignore the observation, and RL then moves
+    one probability shared by all 12 states: measured, 2026-12-06)."""
+    import random
+
+    rng = random.Random(f"kuhn-start-{seed}")
+    ticks = KUHN_START_TICKS
+    return {
+        s.key: rng.randint(round(0.2 * ticks), round(0.8 * ticks)) / ticks
+        for s in kuhn_information_states()
+    }
+
+
 def kuhn_student(out: Path, *, steps: int, seed: int, threads: int = 1) -> Path:
-    """A tiny decision model (the recipe's ``MODEL_CONFIG``) SFT-trained to play Kuhn's
-    uniform random policy: every information state's observation with each legal move's
-    reply, equally often. Saved in ``out`` (skipped when a model is already there)."""
+    """A tiny decision model (the recipe's ``MODEL_CONFIG``) SFT-trained (replies only) on
+    :func:`kuhn_start_policy`: each information state's observation 20 times, its Bet
+    reply as often as the target says and Pass the rest. Saved in ``out`` (skipped when a
+    model is already there)."""
+    import random
+
     import torch
 
     from rollouts.training.recipe import MODEL_CONFIG
@@ -443,16 +466,22 @@ def kuhn_student(out: Path, *, steps: int, seed: int, threads: int = 1) -> Path:
     if (out / "config.json").is_file():
         return out
     torch.set_num_threads(threads)
-    rows = [
-        {
-            "messages": [
-                {"role": "user", "content": s.observation},
-                {"role": "assistant", "content": format_reply(move)},
-            ]
-        }
-        for s in kuhn_information_states()
-        for move in s.moves
-    ] * 32
+    target = kuhn_start_policy(seed)
+    rows = []
+    for s in kuhn_information_states():
+        bets = round(target[s.key] * KUHN_START_TICKS)
+        for j in range(KUHN_START_TICKS):
+            move = "Bet" if j < bets else "Pass"
+            rows.append(
+                {
+                    "messages": [
+                        {"role": "user", "content": s.observation},
+                        {"role": "assistant", "content": format_reply(move)},
+                    ]
+                }
+            )
+    rows *= 4
+    random.Random(seed).shuffle(rows)
     tokenizer = build_tokenizer(rows, 512, DECISION_CHAT_TEMPLATE)
     model = build_model(tokenizer, seed=seed, **MODEL_CONFIG)
     run_sft(
@@ -469,7 +498,8 @@ def kuhn_student(out: Path, *, steps: int, seed: int, threads: int = 1) -> Path:
         assistant_only_loss=True,
         lr_scheduler_type="cosine",
     )
-    return save_tiny(model, tokenizer, out, {"selfplay": "kuhn uniform-random student"})
+    info = {"selfplay": "kuhn student", "target_bet_probabilities": target, "sft_steps": steps}
+    return save_tiny(model, tokenizer, out, info)
 
 
 # --- the arms ------------------------------------------------------------------------------------
@@ -664,45 +694,59 @@ def table_row(game: str, name: str, r: dict[str, Any], updates: int) -> str:
     )
 
 
-def markdown(results: dict[str, Any]) -> str:
-    """The docs section: one table per game, the figures as measured."""
+def slug(game: str) -> str:
+    """A game's name in the docs markers and output files (``kuhn_poker``, ``tictactoe``)."""
+    return game.split(":")[-1]
+
+
+def markdown(results: dict[str, Any], game: str) -> str:
+    """One game's docs section: what was run, then the table, the figures as measured."""
+    entry = results["games"][game]
+    u = entry["updates"]
     lines = [
-        f"`{results['command']}` (written by the command, {results['date']}): copies of one "
-        "starting checkpoint trained by GRPO against a fixed opponent, against themselves "
-        f"(both seats, both seats' turns trained) and against a snapshot of themselves "
-        f"refreshed every {results['refresh_every']} updates, at equal compute (the same "
-        "updates and training rows; games and model turns as played); every GRPO group is "
-        "one seat's decisions (per-role baselines). One seed each, so differences of a "
-        "few points are within noise.",
+        f"`{results['command']}` (written by the command, {results['date']}): copies of "
+        f"`{entry['start']}` trained by GRPO for {u} updates each (lr {entry['lr']:g}, "
+        "loss `cispo`, temperature 1) against the fixed opponent, against themselves (both "
+        "seats, both seats' turns trained) and against a snapshot of themselves refreshed "
+        f"every {results['refresh_every']} updates, at equal compute (the same updates and "
+        "training rows; games and model turns as played, the snapshot's counted apart); "
+        "every GRPO group is one seat's decisions (per-role baselines). One seed each.",
         "",
     ]
-    for game, entry in results["games"].items():
-        u = entry["updates"]
-        if game == KUHN:
-            lines += [
-                f"**Kuhn Poker** (from `{entry['start']}`: SFT on the uniform random policy; "
-                f"fixed opponent the random bot; {u} updates, lr {entry['lr']:g}, reward the "
-                "chips won): OpenSpiel's `exploitability` of the `TabularPolicy` of the "
-                "model's move probabilities at the 12 information states (0 at a Nash "
-                "equilibrium; the uniform policy's is 0.4583), the first player's value when "
-                "the policy plays itself (-1/18 = -0.0556 at equilibrium), and its mean value "
-                "over both seats against uniform random play.",
-                "",
-                *KUHN_HEAD,
-            ]
-        else:
-            lines += [
-                f"**Tic-Tac-Toe** (from `{entry['start']}`, the weak recipe's SFT student; "
-                f"fixed opponent the recipe's, minimax:9 with 0-0.25 random moves; {u} "
-                f"updates, lr {entry['lr']:g}, {entry['decisions']} decisions of each seat a "
-                "game): the recipe's exact evaluation, greedy, both sides.",
-                "",
-                *TTT_HEAD,
-            ]
+    if game == KUHN:
+        lines += [
+            "The start: a tiny model SFT-trained on a random behaviour policy (a Bet "
+            "probability drawn from 0.2-0.8 at each information state); the fixed opponent "
+            "the random bot; the reward the chips won. Figures: OpenSpiel's "
+            "`exploitability` of the `TabularPolicy` of the model's move probabilities at "
+            "the 12 information states (0 at a Nash equilibrium; the uniform policy's is "
+            "0.4583, always betting 0.3333), the first player's value when the policy "
+            "plays itself (-1/18 = -0.0556 at equilibrium), and its mean value over both "
+            "seats against uniform random play.",
+            "",
+            *KUHN_HEAD,
+        ]
+    else:
+        lines += [
+            "The start: the weak recipe's SFT student; the fixed arm: the recipe's RL "
+            f"(minimax:9 with 0-0.25 random moves, {entry['decisions']} decisions of each "
+            "game; self-play: of each seat). Figures: the recipe's exact evaluation, greedy, "
+            "both sides.",
+            "",
+            *TTT_HEAD,
+        ]
+    for arm, r in entry["arms"].items():
+        lines.append(table_row(game, ARM_NAMES[arm], r, u))
+    if game == KUHN:
+        lines += ["", "Bet probability at each information state (card, then the bets):", ""]
+        keys = sorted(entry["arms"]["start"]["eval"]["policy"])
+        lines += ["| arm | " + " | ".join(f"`{k}`" for k in keys) + " |"]
+        lines += ["|---|" + "---|" * len(keys)]
         for arm, r in entry["arms"].items():
-            lines.append(table_row(game, ARM_NAMES[arm], r, u))
-        lines.append("")
-    return "\n".join(lines)
+            policy = r["eval"]["policy"]
+            cells = " | ".join(f"{policy[k]['Bet']:.2f}" for k in keys)
+            lines.append(f"| {ARM_NAMES[arm]} | {cells} |")
+    return "\n".join(lines) + "\n"
 
 
 # --- the command ---------------------------------------------------------------------------------
@@ -755,6 +799,7 @@ def run(args: argparse.Namespace) -> int:
         results["games"][game] = entry
         start = AutoModelForCausalLM.from_pretrained(str(source))
         entry["arms"]["start"] = {"eval": evaluate(game, start, tokenizer)}
+        print(table_row(game, ARM_NAMES["start"], entry["arms"]["start"], updates), flush=True)
         for arm in arms:
             model = AutoModelForCausalLM.from_pretrained(str(source))
             t0 = time.perf_counter()
@@ -768,12 +813,12 @@ def run(args: argparse.Namespace) -> int:
                 "seconds": round(seconds, 1),
             }
             print(table_row(game, ARM_NAMES[arm], entry["arms"][arm], updates), flush=True)
-            text = markdown(results)
-            (out / "selfplay.md").write_text(text)
-            (out / "selfplay.json").write_text(json.dumps(results, indent=2))
+            text = markdown(results, game)
+            (out / f"{slug(game)}.md").write_text(text)
+            (out / f"{slug(game)}.json").write_text(json.dumps(entry, indent=2))
             if args.docs:
-                write_docs(args.docs, "selfplay", text)
-    print(markdown(results), flush=True)
+                write_docs(args.docs, f"selfplay-{slug(game)}", text)
+        print(markdown(results, game), flush=True)
     return 0
 
 
@@ -789,7 +834,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--updates", type=int, default=30, help="Tic-Tac-Toe updates per arm")
     p.add_argument("--kuhn-updates", type=int, default=80, help="Kuhn Poker updates per arm")
-    p.add_argument("--kuhn-sft-steps", type=int, default=120, help="the Kuhn student's SFT steps")
+    p.add_argument("--kuhn-sft-steps", type=int, default=400, help="the Kuhn student's SFT steps")
     p.add_argument(
         "--refresh-every", type=int, default=5, help="updates between snapshot refreshes"
     )
@@ -807,6 +852,7 @@ __all__ = [
     "group_advantages",
     "kuhn_figures",
     "kuhn_information_states",
+    "kuhn_start_policy",
     "model_kuhn_policy",
     "policy_table",
     "run",
