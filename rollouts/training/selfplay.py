@@ -192,36 +192,61 @@ class SelfPlayRollout(TextRollout):
         generation_config: Any,
         eos_token_ids: Sequence[int],
     ) -> SelfPlayed:
-        """Every pair's games, batched turn by turn, laid out as per-seat groups (see the
+        """Every pair's games (:meth:`play_games`), laid out as per-seat groups (see the
         class). ``other``: the snapshot (``None``: ``model`` plays both seats)."""
-        size, n, k = self.group_size, self.games_per_group, self.decisions_per_seat
+        size, n = self.group_size, self.games_per_group
         if len(tasks) % (2 * size):
             raise ValueError(
                 f"the batch ({len(tasks)}) must be whole pairs of groups of {size} "
                 "(self-play: an even num_groups)"
             )
         heads = [replace(t, seats=SELF_SEATS) for t in tasks[:: 2 * size]]
-        # one entry per game: its task index and the learner's seat (None: both)
+        # one entry per game: its task's index and the learner's seat (None: both)
         games: list[tuple[int, int | None]] = []
         for p in range(len(heads)):
-            if other is None:
-                games += [(p, None)] * n
-            else:
-                games += [(p, 0)] * n + [(p, 1)] * n
+            games += [(p, None)] * n if other is None else [(p, 0)] * n + [(p, 1)] * n
         episodes = [Episode(heads[p]) for p, _ in games]
+        learners = [learner for _, learner in games]
+        decisions = self.play_games(
+            model, other, tokenizer, episodes, learners, generation_config, eos_token_ids
+        )
+        out = SelfPlayed([], [], [], [], seats=[])
+        for p, task in enumerate(heads):
+            for seat in (0, 1):
+                for i, (q, learner) in enumerate(games):
+                    if q == p and learner in (None, seat):
+                        self._seat_rows(out, tokenizer, task, i, episodes[i], seat, decisions[i])
+        return out
+
+    def play_games(
+        self,
+        model: Any,
+        other: Any,
+        tokenizer: Any,
+        episodes: Sequence[Episode],
+        learners: Sequence[int | None],
+        generation_config: Any,
+        eos_token_ids: Sequence[int],
+    ) -> list[dict[int, list[tuple[list[int], list[int]]]]]:
+        """Play the two-seat ``episodes`` to the end, batched turn by turn: the seat to move
+        (``Episode.to_move``) answers its own view (``observation_for``) with ``model``
+        where it is the game's learner seat (``learners[i]``; ``None``: both seats) and
+        with ``other`` elsewhere; core judges every reply (``Episode.step``). Returns each
+        game's learner decisions per seat: (context tokens, reply tokens)."""
         decisions: list[dict[int, list[tuple[list[int], list[int]]]]] = [
-            {0: [], 1: []} for _ in games
+            {0: [], 1: []} for _ in episodes
         ]
-        contexts: dict[int, list[int]] = {}
         for ep in episodes:
             ep.reset()
         active = list(range(len(episodes)))
         while active:
-            for i in active:
-                ep = episodes[i]
-                contexts[i] = self.decision_prompt(tokenizer, ep.observation_for(ep.to_move))
-            mine = [i for i in active if games[i][1] in (None, episodes[i].to_move)]
-            theirs = [i for i in active if i not in set(mine)]
+            seats = {i: episodes[i].to_move for i in active}
+            contexts = {
+                i: self.decision_prompt(tokenizer, episodes[i].observation_for(seats[i]))
+                for i in active
+            }
+            mine = [i for i in active if learners[i] in (None, seats[i])]
+            theirs = [i for i in active if learners[i] not in (None, seats[i])]
             replies: dict[int, list[int]] = {}
             for player, batch in ((model, mine), (other, theirs)):
                 if batch:
@@ -235,40 +260,43 @@ class SelfPlayRollout(TextRollout):
                     replies.update(zip(batch, (list(r) for r in generated), strict=True))
             self.turns += len(mine)
             self.snapshot_turns += len(theirs)
-            still = []
-            for i in active:
-                ep, reply = episodes[i], replies[i]
-                seat = ep.to_move
-                if seat is None:  # unreachable: an active game has a seat to move
-                    raise RuntimeError("an active game with no seat to move")
-                if games[i][1] in (None, seat):
-                    decisions[i][seat].append((contexts[i], reply))
-                if not ep.step(tokenizer.decode(reply, skip_special_tokens=True)).done:
-                    still.append(i)
-            active = still
-        self.games += len(games)
-        out = SelfPlayed([], [], [], [], seats=[])
-        for p, task in enumerate(heads):
-            for seat in (0, 1):
-                for i, (q, learner) in enumerate(games):
-                    if q != p or learner not in (None, seat):
-                        continue
-                    ep = episodes[i]
-                    chosen = decisions[i][seat]
-                    if chosen:
-                        rows = training_decisions(task.seed, 2 * i + seat, chosen, k)
-                        mask = [[1] * len(r) for _, r in rows]
-                    else:  # the seat never moved: its reward counts, no gradient
-                        context = self.decision_prompt(tokenizer, ep.observation_for(seat))
-                        rows = [(context, [tokenizer.eos_token_id])] * k
-                        mask = [[0]] * k
-                    for (context, reply), m in zip(rows, mask, strict=True):
-                        out.episodes.append(ep)
-                        out.seats.append(seat)
-                        out.prompt_ids.append(list(context))
-                        out.completion_ids.append(list(reply))
-                        out.env_mask.append(m)
-        return out
+            for i in mine:
+                decisions[i][int(seats[i])].append((contexts[i], replies[i]))
+            active = [
+                i
+                for i in active
+                if not episodes[i].step(tokenizer.decode(replies[i], skip_special_tokens=True)).done
+            ]
+        self.games += len(episodes)
+        return decisions
+
+    def _seat_rows(
+        self,
+        out: SelfPlayed,
+        tokenizer: Any,
+        task: Task,
+        index: int,
+        ep: Episode,
+        seat: int,
+        decisions: dict[int, list[tuple[list[int], list[int]]]],
+    ) -> None:
+        """Append game ``index``'s ``decisions_per_seat`` rows for ``seat``
+        (``training_decisions``); a seat that never moved gets masked rows (its reward
+        still counts in the group's baseline, no gradient)."""
+        k = self.decisions_per_seat
+        chosen = decisions[seat]
+        if chosen:
+            rows = training_decisions(task.seed, 2 * index + seat, chosen, k)
+            masks = [[1] * len(r) for _, r in rows]
+        else:
+            context = self.decision_prompt(tokenizer, ep.observation_for(seat))
+            rows, masks = [(context, [tokenizer.eos_token_id])] * k, [[0]] * k
+        for (context, reply), mask in zip(rows, masks, strict=True):
+            out.episodes.append(ep)
+            out.seats.append(seat)
+            out.prompt_ids.append(list(context))
+            out.completion_ids.append(list(reply))
+            out.env_mask.append(mask)
 
 
 def group_advantages(rewards: Sequence[float], size: int) -> list[float]:
