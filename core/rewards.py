@@ -7,8 +7,10 @@ Every component reads the engine's verdict and the episode's counts
   are settled as the task says).
 * ``margin``: how far ahead the model finished, in [-1, 1] (the game's own
   ``margin``: Othello's disc difference / 64, Wordle's guesses saved or partial
-  credit); -1 for a forfeit and for a game settled as a loss (a turn cap or a
-  stop, ``settle``), 0 for one settled as a draw. A settled loss is the worst
+  credit); -1 for a forfeit (+1 for the seat whose opponent forfeited, in a
+  game of several outside seats: zero-sum, as the results are) and for a game
+  settled as a loss (a turn cap or a stop, ``settle``), 0 for one settled as a
+  draw. A settled loss is the worst
   loss there is, so stopping or stalling never scores above playing a lost game
   out (in Tic-Tac-Toe the margin is 0 until the game ends: ``min(margin, 0)``
   paid a model for stopping one move before it lost).
@@ -45,9 +47,11 @@ def win_reward(ending: Ending) -> float:
 
 def margin_reward(ending: Ending) -> float:
     """A settled game (``SETTLED``: turn cap, stop) has its result's worst margin
-    (-1) or a draw's 0; a forfeit -1; otherwise the game's own margin."""
+    (-1) or a draw's 0; a forfeit -1 for the seat that forfeited and +1 for the one it
+    forfeited to (two outside seats: the mirror, as their results are); otherwise the
+    game's own margin."""
     if ending.termination is EpisodeTermination.FORFEIT:
-        return -1.0
+        return 1.0 if ending.result is Result.WIN else -1.0
     if ending.termination in SETTLED or ending.margin is None:
         return 0.0 if ending.result is Result.DRAW else -1.0
     return float(ending.margin)

@@ -85,6 +85,8 @@ def test_each_seat_has_its_own_invalid_budget_and_a_forfeit_loses() -> None:
     assert "Your opponent forfeited" in episode.observation_for(0)
     assert "You forfeited" in episode.observation_for(1)
     assert episode.reward_for(1).total < episode.reward_for(0).total
+    margins = [episode.reward_for(s).components["margin"] for s in (0, 1)]
+    assert margins == [1.0, -1.0]  # zero-sum: the forfeit's winner does not lose margin
 
 
 def test_a_turn_cap_and_a_stop_settle_every_seat() -> None:
