@@ -3,10 +3,10 @@ the generated section of docs/scaling.md.
 
 * eval: Connect Four tasks (core driver, the scripted policy server in this
   process, a depth-4 minimax opponent inside each episode) on the thread
-  executor with 1 and 2 threads, and on a local Ray cluster of 1 and of 2 CPUs
-  (one Ray task per episode).
+  executor with 1 and 2 threads, and on a local Ray cluster of 2 CPUs with
+  1 and 2 episodes at a time (one Ray task per episode, asking for 2 CPUs or 1).
 * TRL: ``rollouts.training.ddp`` GRPO steps (``rollout_func``, the tiny model, 4
-  games per update) under ``accelerate launch --cpu`` with 1 and 2 processes,
+  games per update, 12 steps: a ``train()`` of 10 s or more here) under ``accelerate launch --cpu`` with 1 and 2 processes,
   the same global batch; the time is ``trainer.train()`` alone (imports and
   model loading left out), the games checked against core as in
   ``make train-ddp``.
@@ -14,18 +14,24 @@ the generated section of docs/scaling.md.
 How the figures hold still (a single cold-vs-warm pair once gave 3.37x on 2
 cores, another run 1.44x):
 
-* **Rounds, alternating order.** Each round measures 1 worker and 2 workers
-  back to back; even rounds start with 1, odd rounds with 2, so a drift in the
-  machine's load or a cache that warms over the run favours neither. The speed-up
-  of a round is its 2-worker rate over its 1-worker rate; the table gives the
-  median over rounds and their range.
-* **Same starting state.** Every eval window starts from a cleared opponent
-  search cache (the thread executor's process-wide one; each Ray window gets a
-  fresh cluster), then a warm-up batch (untimed: cluster and worker start-up,
-  imports, the first searches), then the timed window.
-* **Windows of at least ``--window`` seconds** (default 10): whole batches of
-  fresh tasks (seeds no other window uses) until the window is full; the rate
-  is episodes over the window's seconds.
+* **Turns, not back-to-back windows.** In an eval round 1 and 2 workers take
+  turns batch by batch (ABBA order: :func:`interleaved`) until each has played at
+  least ``--window`` seconds (default 10) of whole batches of fresh tasks (seeds
+  no other batch uses); a worker count's rate is its episodes over its own play
+  time. An episode here is ~15 ms of CPU (the opponent's searches are mostly
+  cached), so a rate is set by how much of a core the other jobs leave, which
+  moved threefold between minutes: two 10-s windows run one after the other
+  (the earlier method) compared two different machines, and two runs of it gave
+  thread speed-ups of 1.27x and 0.68x.
+* **Rounds, alternating order.** Even rounds start with 1 worker, odd rounds
+  with 2. The speed-up of a round is its 2-worker rate over its 1-worker rate;
+  the table gives the median over rounds and their range.
+* **Same starting state.** Every round starts from a cleared opponent search
+  cache (the thread executor's process-wide one; a fresh Ray cluster a round),
+  then a warm-up batch per worker count (untimed: cluster and worker start-up,
+  imports, the first searches), whose records must be identical everywhere.
+* **TRL** cannot take turns (one ``accelerate launch`` a run): its rounds
+  alternate the order and each ``train()`` is timed whole.
 * **A ratio above the worker count is refused.** Two workers cannot do more
   than twice one worker's work; a ratio above 2 means the two runs did different
   work (a warm cache against a cold one, another process's load ending), so
@@ -79,25 +85,37 @@ def impossible(rows: list[dict[str, Any]]) -> list[str]:
 
 def _clear_search_cache() -> None:
     # The process-wide minimax caches (core.opponents.shared_minimax) make a
-    # window that follows another one on the same positions faster: each eval
-    # window starts without them, as a fresh Ray cluster's workers do.
+    # round that follows another one on the same positions faster: each eval
+    # round starts without them, as a fresh Ray cluster's workers do.
     from core import opponents
 
     with opponents._SHARED_LOCK:
         opponents._SHARED.clear()
 
 
-def window(
-    play: Callable[[list[Any]], list[Any]], batches: Iterator[list[Any]], seconds: float
-) -> tuple[float, list[Any]]:
-    """Whole batches until ``seconds`` have passed: (episodes per second, records)."""
-    records: list[Any] = []
-    t0 = time.perf_counter()
-    while True:
-        records += play(next(batches))
-        elapsed = time.perf_counter() - t0
-        if elapsed >= seconds:
-            return len(records) / elapsed, records
+def interleaved(
+    plays: dict[int, Callable[[list[Any]], list[Any]]],
+    batches: Iterator[list[Any]],
+    seconds: float,
+    first: int,
+) -> tuple[dict[int, float], dict[int, list[Any]]]:
+    """The worker counts take turns, one whole batch of fresh tasks each, in ABBA
+    order (``first``, the other, the other, ``first``, ...) until every count has
+    played for at least ``seconds``: ({workers: episodes per second of its own play
+    time}, {workers: records}). Taking turns batch by batch, both counts meet the
+    same machine: a change in the other jobs' load lands on both, not on whichever
+    window happened to run during it."""
+    pair = [first, *(n for n in plays if n != first)]
+    spent = dict.fromkeys(plays, 0.0)
+    records: dict[int, list[Any]] = {n: [] for n in plays}
+    turn = 0
+    while min(spent.values()) < seconds:
+        for n in pair if turn % 2 == 0 else pair[::-1]:
+            t0 = time.perf_counter()
+            records[n] += plays[n](next(batches))
+            spent[n] += time.perf_counter() - t0
+        turn += 1
+    return {n: len(records[n]) / spent[n] for n in plays}, records
 
 
 def eval_rows(
@@ -131,31 +149,45 @@ def eval_rows(
                 tasks, base_url=url, model="scripted", concurrency=n
             )
 
-        def on_ray(tasks: list[Any]) -> list[Any]:
-            return run_on_ray(CoreDriver(), tasks, base_url=url, model="scripted")
+        def on_ray(n: int) -> Callable[[list[Any]], list[Any]]:
+            # One cluster of max(WORKERS) CPUs for both counts, so they can take
+            # turns: a task asking for all its CPUs runs alone (1 worker at a time).
+            return lambda tasks: run_on_ray(
+                CoreDriver(),
+                tasks,
+                base_url=url,
+                model="scripted",
+                cpus_per_task=max(WORKERS) // n,
+            )
+
+        def measure(
+            kind: str, play: Callable[[int], Callable[[list[Any]], list[Any]]], order: Any
+        ) -> dict[int, float]:
+            for n in order:  # untimed warm-up: the same tasks everywhere
+                warm = play(n)(check)
+                reference.setdefault("check", warm)
+                if _played(warm) != _played(reference["check"]):
+                    raise RuntimeError(f"bench-scale: {kind}-{n} played different episodes")
+            got, recs = interleaved({n: play(n) for n in order}, fresh(), seconds, order[0])
+            for n in order:
+                steps[kind] += sum(rec.steps for rec in recs[n])
+                episodes[kind] += len(recs[n])
+            return got
 
         for r, order in enumerate(round_orders(rounds)):
             for kind in kinds:
-                got: dict[int, float] = {}
-                for n in order:
-                    _clear_search_cache()
-                    if kind == "thread":
-                        warm = on_threads(n)(check)  # untimed warm-up: the same tasks everywhere
-                        rate, recs = window(on_threads(n), fresh(), seconds)
-                    else:
-                        with local_cluster(n):
-                            warm = on_ray(check)
-                            rate, recs = window(on_ray, fresh(), seconds)
-                    reference.setdefault("check", warm)
-                    if _played(warm) != _played(reference["check"]):
-                        raise RuntimeError(f"bench-scale: {kind}-{n} played different episodes")
-                    got[n] = rate
-                    steps[kind] += sum(rec.steps for rec in recs)
-                    episodes[kind] += len(recs)
-                    print(
-                        f"bench-scale: round {r + 1}: {kind}-{n}: {rate:.2f} episodes/s", flush=True
-                    )
+                _clear_search_cache()
+                if kind == "thread":
+                    got = measure(kind, on_threads, order)
+                else:
+                    with local_cluster(max(WORKERS)):  # a fresh cluster (cold caches) a round
+                        got = measure(kind, on_ray, order)
                 rates[kind].append(got)
+                print(
+                    f"bench-scale: round {r + 1}: "
+                    + ", ".join(f"{kind}-{n}: {got[n]:.2f} episodes/s" for n in WORKERS),
+                    flush=True,
+                )
     rows = []
     labels = {"thread": "eval, thread executor", "ray": "eval, Ray executor"}
     for kind in kinds:
@@ -166,8 +198,9 @@ def eval_rows(
                 **summarise(rates[kind]),
                 "unit": "episodes/s",
                 "work": f"{game} episodes against a depth-{depth} minimax opponent, batches of "
-                f"{batch}, windows of at least {seconds:g}s ({episodes[kind]} episodes and "
-                f"{steps[kind]} model replies timed); the warm-up's records identical in every run",
+                f"{batch} taken in turn by 1 and 2 workers until each has played {seconds:g}s "
+                f"a round ({episodes[kind]} episodes and {steps[kind]} model replies timed); "
+                "the warm-up's records identical in every run",
             }
         )
     return rows
@@ -184,6 +217,7 @@ def trl_rows(out: Path, steps: int, tiny: Path, rounds: int) -> list[dict[str, A
     if not (tiny / TINY_MARKER).exists():
         train_ddp.build_tiny(str(tiny), 80, 0)
     rates: list[dict[int, float]] = []
+    spent: list[float] = []
     games = 0
     for r, order in enumerate(round_orders(rounds)):
         got = {}
@@ -196,6 +230,7 @@ def trl_rows(out: Path, steps: int, tiny: Path, rounds: int) -> list[dict[str, A
             settings = json.loads((record / train_ddp.SETTINGS_FILE).read_text())
             seconds = float(settings["train_seconds"])
             got[processes] = games / seconds
+            spent.append(seconds)
             print(
                 f"bench-scale: round {r + 1}: trl {processes} process(es): {seconds:.1f}s",
                 flush=True,
@@ -207,7 +242,8 @@ def trl_rows(out: Path, steps: int, tiny: Path, rounds: int) -> list[dict[str, A
             **summarise(rates),
             "unit": "games/s",
             "work": f"{steps} GRPO steps x 4 games (rollout_func, tiny model), same global batch, "
-            "one whole train() per window; logged rewards checked against core",
+            f"one whole train() per window ({min(spent):.1f}-{max(spent):.1f}s); logged rewards "
+            "checked against core",
         }
     ]
 
@@ -255,9 +291,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--rounds", type=int, default=3, help="rounds (medians over them)")
     parser.add_argument(
-        "--window", type=float, default=10.0, help="least seconds of each timed eval window"
+        "--window",
+        type=float,
+        default=10.0,
+        help="least seconds each worker count plays in an eval round",
     )
-    parser.add_argument("--trl-steps", type=int, default=4)
+    parser.add_argument(
+        "--trl-steps", type=int, default=12, help="GRPO steps a run (12: a train() of 10 s or more)"
+    )
     parser.add_argument("--skip-trl", action="store_true")
     parser.add_argument(
         "--tiny",

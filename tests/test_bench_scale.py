@@ -31,16 +31,27 @@ def test_a_speed_up_above_the_worker_count_is_refused() -> None:
     assert scale.impossible(rows) == ["cold vs warm"]
 
 
-def test_windows_last_at_least_their_seconds() -> None:
-    def play(batch: list[int]) -> list[int]:
-        time.sleep(0.01)
-        return batch
+def test_worker_counts_take_turns_until_each_has_played_its_seconds() -> None:
+    """ABBA turns of whole batches; each count's rate is over its own play time, so a
+    count that is slower (or met a busier machine) still gets its full window."""
+    turns: list[int] = []
 
-    t0 = time.perf_counter()
-    rate, records = scale.window(play, iter(lambda: [0, 0], None), 0.05)
-    elapsed = time.perf_counter() - t0
-    assert elapsed >= 0.05 and len(records) % 2 == 0  # whole batches only
-    assert rate == pytest.approx(len(records) / elapsed, rel=0.2)
+    def play(n: int, pause: float) -> object:
+        def go(batch: list[int]) -> list[int]:
+            turns.append(n)
+            time.sleep(pause)
+            return batch
+
+        return go
+
+    rates, records = scale.interleaved(
+        {1: play(1, 0.04), 2: play(2, 0.01)}, iter(lambda: [0, 0], None), 0.05, first=2
+    )
+    assert turns[:6] == [2, 1, 1, 2, 2, 1]  # ABBA, starting with `first`
+    assert turns.count(1) * 0.04 >= 0.05 and turns.count(2) * 0.01 >= 0.05
+    assert len(records[1]) == 2 * turns.count(1) and len(records[2]) == 2 * turns.count(2)
+    # over its own play time: a batch takes at least its pause, never less
+    assert 0 < rates[1] <= 2 / 0.04 and rates[1] < rates[2] <= 2 / 0.01
 
 
 def test_a_short_thread_run_measures_every_round() -> None:

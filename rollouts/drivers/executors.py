@@ -201,9 +201,11 @@ def run_on_ray(
     *,
     num_cpus: int = 2,
     max_retries: int = MAX_RETRIES,
+    cpus_per_task: int = 1,
     **settings: Any,
 ) -> list[RolloutRecord]:
-    """Each task as one Ray task (1 CPU each); records in task order.
+    """Each task as one Ray task (``cpus_per_task`` CPUs each, so at most num_cpus //
+    cpus_per_task run at once); records in task order.
 
     An episode that fails (its worker died more than ``max_retries`` times, or
     Ray itself failed) gets a failure record, as on threads; each failure is
@@ -227,7 +229,7 @@ def run_on_ray(
                 stack.enter_context(local_cluster(num_cpus, ray))
         driver.prepare(task_list)  # settings of the whole run, before the workers' sessions
         remote = ray.remote(play_one).options(
-            num_cpus=1, max_retries=max_retries, retry_exceptions=False
+            num_cpus=cpus_per_task, max_retries=max_retries, retry_exceptions=False
         )
         driver_ref = ray.put(driver)
         refs = [
