@@ -6,7 +6,8 @@ the generated section of docs/scaling.md.
   executor with 1 and 2 threads, and on a local Ray cluster of 2 CPUs with
   1 and 2 episodes at a time (one Ray task per episode, asking for 2 CPUs or 1).
 * TRL: ``rollouts.training.ddp`` GRPO steps (``rollout_func``, the tiny model, 4
-  games per update, 12 steps: a ``train()`` of 10 s or more here) under ``accelerate launch --cpu`` with 1 and 2 processes,
+  games per update, 16 steps: a ``train()`` of 7-11 s here; 4 took 3-7 s)
+  under ``accelerate launch --cpu`` with 1 and 2 processes,
   the same global batch; the time is ``trainer.train()`` alone (imports and
   model loading left out), the games checked against core as in
   ``make train-ddp``.
@@ -297,7 +298,7 @@ def main(argv: list[str] | None = None) -> int:
         help="least seconds each worker count plays in an eval round",
     )
     parser.add_argument(
-        "--trl-steps", type=int, default=12, help="GRPO steps a run (12: a train() of 10 s or more)"
+        "--trl-steps", type=int, default=16, help="GRPO steps a run (16: a train() of 7-11 s here)"
     )
     parser.add_argument("--skip-trl", action="store_true")
     parser.add_argument(
