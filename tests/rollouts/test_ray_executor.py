@@ -254,3 +254,45 @@ def test_ray_equals_threads_for_drivers_that_run_their_own_batch(
     on_ray = run_tasks(driver, tasks, base_url=url, model="scripted", concurrency=2, executor="ray")
     assert not [r.error for r in threads + on_ray if r.error]
     _same(threads, on_ray)
+
+
+def _timed(log_dir: str) -> Any:
+    """The core driver noting when each episode ran (``log_dir``/<task>.span), each
+    held 0.5 s so that episodes allowed to overlap do. Built in a function, so Ray
+    pickles the class by value."""
+    import time
+
+    class Timed(CoreDriver):
+        def run_task(self, task: Task, ctx: RunContext) -> RolloutRecord:
+            start = time.time()
+            time.sleep(0.5)
+            record = super().run_task(task, ctx)
+            Path(log_dir, f"{task.task_id}.span").write_text(f"{start} {time.time()}")
+            return record
+
+    return Timed()
+
+
+def _overlaps(log_dir: Path) -> int:
+    """Episodes that started before the one before them (by start) had ended."""
+    from itertools import pairwise
+
+    spans = sorted(tuple(map(float, p.read_text().split())) for p in log_dir.glob("*.span"))
+    return sum(1 for (_, end), (start, _) in pairwise(spans) if start < end)
+
+
+def test_cpus_per_task_bounds_how_many_episodes_run_at_once(
+    cluster: None, url: str, tmp_path: Path
+) -> None:
+    """``cpus_per_task=2`` on the 2-CPU cluster: one episode at a time (bench-scale's
+    one worker, taking turns with two in the same cluster). The default, 1 CPU each,
+    runs first, so both workers are up (with 1 CPU each the episodes overlapped:
+    3 of 4 when the test was written); the records are the same."""
+    tasks = make_tasks(4, seed=5, game="tictactoe", num_groups=1)
+    one, two = tmp_path / "one", tmp_path / "two"
+    one.mkdir(), two.mkdir()
+    paired = run_on_ray(_timed(str(two)), tasks, base_url=url, model="scripted")
+    alone = run_on_ray(_timed(str(one)), tasks, base_url=url, model="scripted", cpus_per_task=2)
+    _same(alone, paired)
+    assert len(list(one.glob("*.span"))) == len(list(two.glob("*.span"))) == len(tasks)
+    assert _overlaps(one) == 0
