@@ -226,16 +226,16 @@ class TextRollout:
             return [_cut(list(c), eos_token_ids, self.max_new_tokens) for c in completions]
         import torch
 
-        pad = tokenizer.pad_token_id
-        width = max(len(s) for s in sequences)
-        ids = torch.tensor([[pad] * (width - len(s)) + s for s in sequences], device=model.device)
-        mask = torch.tensor(
-            [[0] * (width - len(s)) + [1] * len(s) for s in sequences], device=model.device
-        )
+        ids, mask = _left_padded(sequences, tokenizer.pad_token_id, model.device)
+        width = ids.shape[1]
         config = copy.deepcopy(generation_config)
         config.max_new_tokens = self.max_new_tokens
         with torch.no_grad():
-            out = model.generate(input_ids=ids, attention_mask=mask, generation_config=config)
+            cache = _shared_prefill(model, sequences, tokenizer.pad_token_id)
+            shared = {} if cache is None else {"cache": cache}
+            out = model.generate(
+                input_ids=ids, attention_mask=mask, generation_config=config, **shared
+            )
         return [_cut(row, eos_token_ids, self.max_new_tokens) for row in out[:, width:].tolist()]
 
     @staticmethod
@@ -428,6 +428,43 @@ class TextRollout:
                 still.append(i)
             active = still
         return Played(episodes, prompt_ids, completion, env_mask)
+
+
+def _left_padded(sequences: Sequence[Sequence[int]], pad: int, device: Any) -> tuple[Any, Any]:
+    """Token sequences as one left-padded batch: ``(input_ids, attention_mask)``."""
+    import torch
+
+    width = max(len(s) for s in sequences)
+    ids = torch.tensor([[pad] * (width - len(s)) + list(s) for s in sequences], device=device)
+    mask = torch.tensor([[0] * (width - len(s)) + [1] * len(s) for s in sequences], device=device)
+    return ids, mask
+
+
+def _shared_prefill(model: Any, sequences: Sequence[Sequence[int]], pad: int) -> Any:
+    """The key-value cache of every sequence but its last token, computed once per
+    distinct sequence and gathered to the batch's rows (a batch of games often asks the
+    same position many times: the games of one task follow one line until a sampled
+    move differs); None when every sequence differs. ``generate`` then reads only the
+    last token of each row, so each row's replies are drawn from the same distribution,
+    with the same random draws, as without the cache (prefix caching, as vLLM does)."""
+    import torch
+
+    distinct = {tuple(s): i for i, s in reversed(list(enumerate(sequences)))}
+    if len(distinct) == len(sequences) or max(len(s) for s in sequences) < 2:
+        return None
+    first = sorted(distinct.values())
+    index = {tuple(sequences[i]): k for k, i in enumerate(first)}
+    ids, mask = _left_padded([sequences[i] for i in first], pad, model.device)
+    positions = (mask.long().cumsum(-1) - 1).masked_fill(mask == 0, 1)
+    out = model(
+        input_ids=ids[:, :-1],
+        attention_mask=mask[:, :-1],
+        position_ids=positions[:, :-1],
+        use_cache=True,
+    )
+    cache = out.past_key_values
+    cache.reorder_cache(torch.tensor([index[tuple(s)] for s in sequences], device=model.device))
+    return cache
 
 
 def _cut(row: list[int], eos_token_ids: Sequence[int], limit: int) -> list[int]:

@@ -181,3 +181,43 @@ def test_a_position_group_compares_replies_at_one_position() -> None:
     assert len({tuple(r) for r in played.completion_ids[:4]}) > 1  # replies compared
     with pytest.raises(ValueError, match="whole groups"):
         rollout.play_branches(None, tok, tasks[:3], 4, None, [tok.eos_token_id])
+
+
+@pytest.mark.parametrize("sample", [False, True])
+def test_a_shared_prefill_gives_the_replies_plain_generate_gives(
+    tiny: tuple[Any, Any], sample: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch that asks a few positions many times (a group's games early on) is
+    prefilled once per distinct position; the replies, greedy or sampled from one seed,
+    are token for token those of ``generate`` over the whole batch."""
+    import torch
+    from transformers import GenerationConfig
+
+    from rollouts.training import text_rollout as T
+
+    model, tok = tiny
+    rollout = T.TextRollout(16, history="none")
+    tasks = make_tasks(3, seed=2, game="tictactoe", opponent="random")
+    prompts = []
+    for task in tasks:
+        episode = Episode(task)
+        episode.reset()
+        prompts.append(rollout.decision_prompt(tok, episode.observation))
+    batch = [prompts[i % 3] for i in range(24)] + [prompts[0][:-1]]  # one shorter row too
+    config = GenerationConfig(
+        do_sample=sample,
+        temperature=1.0 if sample else None,
+        top_k=0 if sample else None,
+        max_new_tokens=16,
+        pad_token_id=tok.pad_token_id,
+        eos_token_id=tok.eos_token_id,
+    )
+    assert T._shared_prefill(model, batch, tok.pad_token_id) is not None
+    replies = []
+    for shared in (True, False):
+        if not shared:
+            monkeypatch.setattr(T, "_shared_prefill", lambda *a: None)
+        torch.manual_seed(3)
+        replies.append(rollout.generate(model, tok, batch, config, [tok.eos_token_id]))
+    assert replies[0] == replies[1]
+    assert len({tuple(r) for r in replies[0]}) > 1
