@@ -132,7 +132,8 @@ def exact_outcomes(task: Any, replies_to: Any, opponent: Any) -> dict[str, float
 def exact_evaluation(s: RecipeSettings, replies_to: Any) -> dict[str, dict[str, float]]:
     """:func:`exact_outcomes` against the random opponent (its legal moves) and the
     optimal one (minimax's tied best moves, as it breaks ties uniformly), both sides
-    averaged, as the held-out sets alternate them: win, draw, loss and non-loss rates."""
+    averaged, as the held-out sets alternate them: win, draw, loss and non-loss rates, and
+    the same for each side (``sides``: the model moving first, then second)."""
     from core.opponents import MinimaxOpponent, RandomOpponent
     from core.tasks import make_tasks
 
@@ -146,14 +147,21 @@ def exact_evaluation(s: RecipeSettings, replies_to: Any) -> dict[str, dict[str, 
                 2, seed=1, game=s.game, opening_plies=0, max_random_move_prob=0.0
             )
         ]
-        win, draw = (sum(o[k] for o in sides) / 2 for k in ("win", "draw"))
         out[name] = {
-            "win_rate": round(win, 4),
-            "draw_rate": round(draw, 4),
-            "loss_rate": round(1.0 - win - draw, 4),
-            "non_loss_rate": round(win + draw, 4),
+            **rates(sum(o["win"] for o in sides) / 2, sum(o["draw"] for o in sides) / 2),
+            "sides": [rates(o["win"], o["draw"]) for o in sides],
         }
     return out
+
+
+def rates(win: float, draw: float) -> dict[str, float]:
+    """Win, draw, loss and non-loss rates from a win and a draw chance, rounded."""
+    return {
+        "win_rate": round(win, 4),
+        "draw_rate": round(draw, 4),
+        "loss_rate": round(1.0 - win - draw, 4),
+        "non_loss_rate": round(win + draw, 4),
+    }
 
 
 def model_replies_to(model: Any, tokenizer: Any, max_new_tokens: int) -> Any:

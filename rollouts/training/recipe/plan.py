@@ -74,10 +74,11 @@ TEACHERS = ("strong", "weak")
 WEAK: dict[str, Any] = {
     "sft_steps": 600,
     "hard_steps": 0,
-    "rl_steps": 100,
+    "rl_steps": 200,
     "rl_stages": "0-0.25",
     "rl_group": "game",
     "rl_learning_rate": 1e-4,
+    "eval_every": 25,
 }
 """``--teacher weak``: the settings that differ from the strong teacher's recipe."""
 
@@ -166,6 +167,9 @@ class RecipeSettings:
     (:func:`exact_evaluation`). 1,000 games took the recipe to 15.5 minutes."""
     sampled: bool = True
     """Also evaluate sampled play (at ``eval_temperature``)."""
+    eval_every: int = 0
+    """Exact evaluation every this many GRPO updates inside each RL stage (0: after each
+    stage only; games small enough to enumerate): the learning curve in the table."""
     eval_temperature: float = 1.0
     """Temperature of the sampled evaluation."""
     hidden_size: int = 0

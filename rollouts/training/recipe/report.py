@@ -68,6 +68,14 @@ def stage_table(results: dict[str, Any], decoding: str, keys: Sequence[str]) -> 
     return rows
 
 
+def by_side(e: dict[str, Any], key: str) -> str:
+    """``key`` of an exact evaluation for each side, in percent ("-" for a run written
+    before sides were kept)."""
+    if "sides" not in e:
+        return "-"
+    return " / ".join(f"{100 * side[key]:.2f}%" for side in e["sides"])
+
+
 def exact_table(results: dict[str, Any], keys: Sequence[str]) -> list[str]:
     """The exact expectations of the teacher and the greedy stages (games small enough
     to enumerate): W/D/L in percent against each opponent."""
@@ -88,15 +96,41 @@ def exact_table(results: dict[str, Any], keys: Sequence[str]) -> list[str]:
         "Exact expectation, greedy (the teacher as it plays, with its ties and random "
         "moves): every move each side may play enumerated with its probability (the random "
         "opponent's legal moves, the optimal one's tied best moves, each equally likely), "
-        "both sides averaged, every branch through `core.Episode`; no sampling, so no "
-        "interval (the held-out games above are a sample of these):",
+        "both sides averaged (and each side: the model moving first, then second), every "
+        "branch through `core.Episode`; no sampling, so no interval (the held-out games "
+        "above are a sample of these):",
         "",
-        "| stage | vs random W / D / L % | vs optimal W / D / L % | vs optimal non-loss |",
-        "|---|---|---|---|",
+        "| stage | vs random W / D / L % | vs optimal W / D / L % | vs optimal non-loss "
+        "| vs random win, first / second | vs optimal non-loss, first / second |",
+        "|---|---|---|---|---|---|",
         *(
             f"| {label} | {wdl(e['random'])} | {wdl(e['optimal'])} "
-            f"| {100 * e['optimal']['non_loss_rate']:.2f}% |"
+            f"| {100 * e['optimal']['non_loss_rate']:.2f}% "
+            f"| {by_side(e['random'], 'win_rate')} | {by_side(e['optimal'], 'non_loss_rate')} |"
             for label, e in rows
+        ),
+    ]
+
+
+def curve_table(results: dict[str, Any]) -> list[str]:
+    """The RL stages' learning curve (``--eval-every``): exact figures every few updates."""
+    points = [(stage, p) for stage, ps in results.get("curve", {}).items() for p in ps]
+    if not points:
+        return []
+    return [
+        "",
+        "Learning curve (exact, greedy, every "
+        f"{results['settings'].get('eval_every')} updates of each RL stage):",
+        "",
+        "| stage | update | vs random win | vs optimal non-loss | vs optimal non-loss, "
+        "first / second |",
+        "|---|---|---|---|---|",
+        *(
+            f"| {results['stages'].get(stage, {}).get('label', stage)} | {p['update']} "
+            f"| {100 * p['random']['win_rate']:.2f}% "
+            f"| {100 * p['optimal']['non_loss_rate']:.2f}% "
+            f"| {by_side(p['optimal'], 'non_loss_rate')} |"
+            for stage, p in points
         ),
     ]
 
@@ -173,6 +207,7 @@ def markdown(results: dict[str, Any]) -> str:
         "",
         *stage_table(results, "greedy", main),
         *exact_table(results, main),
+        *curve_table(results),
     ]
     if any("sampled" in results["stages"][k] for k in main):
         lines += [

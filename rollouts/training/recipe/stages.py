@@ -121,6 +121,7 @@ def run_rl_stages(
             model=model,
             tokenizer=tokenizer,
             progress=s.progress,
+            callbacks=curve_callback(s, tokenizer, results.setdefault("curve", {}), stage),
             rollout=TextRollout(
                 plan.max_new_tokens,
                 history="none",
@@ -140,6 +141,33 @@ def run_rl_stages(
         if on_stage is not None:
             on_stage()
     return model
+
+
+def curve_callback(
+    s: RecipeSettings, tokenizer: Any, curve: dict[str, Any], stage: str
+) -> list[Any]:
+    """A ``TrainerCallback`` that evaluates the model exactly every ``s.eval_every``
+    updates of ``stage`` into ``curve[stage]`` (none when there is nothing to do)."""
+    if s.eval_every <= 0 or not PLANS[s.game].exact:
+        return []
+    import torch
+    from transformers import TrainerCallback
+
+    points = curve.setdefault(stage, [])
+
+    class Curve(TrainerCallback):  # type: ignore[misc]
+        def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+            if state.global_step % s.eval_every:
+                return
+            model = kw["model"]
+            was_training = model.training
+            model.eval()
+            with torch.no_grad():
+                replies = model_replies_to(model, tokenizer, PLANS[s.game].max_new_tokens)
+                points.append({"update": state.global_step, **exact_evaluation(s, replies)})
+            model.train(was_training)
+
+    return [Curve()]
 
 
 def record(
