@@ -135,14 +135,12 @@ def curve_table(results: dict[str, Any]) -> list[str]:
     ]
 
 
-def markdown(results: dict[str, Any]) -> str:
+def method_line(results: dict[str, Any]) -> str:
+    """The run's method in one sentence: the command, model, data, SFT and RL settings."""
     s = results["settings"]
     m = results["model"]
-    t = results["timing"]
-    main = list(results["stages"])
     games = {name: e["games"] for name, e in results["teacher"]["held_out"].items()}
-    load = t["load_average_1_5_15"]
-    lines = [
+    return (
         f"`gamebridge train recipe --game {s['game']}"
         f"{' --teacher weak' if s.get('teacher') == 'weak' else ''}`"
         f"{' --quick' if s['quick'] else ''}: "
@@ -187,7 +185,18 @@ def markdown(results: dict[str, Any]) -> str:
         )
         + f". Held-out games per set: {games}"
         + ("" if one_player(s["game"]) else ", sides alternating")
-        + ", through `core.Episode`.",
+        + ", through `core.Episode`."
+    )
+
+
+def markdown(results: dict[str, Any]) -> str:
+    """The results page: the method, timing, verdict and the tables."""
+    s = results["settings"]
+    t = results["timing"]
+    main = list(results["stages"])
+    load = t["load_average_1_5_15"]
+    lines = [
+        method_line(results),
         "",
         f"Wall {t['total_wall_seconds']:.0f} s with {s['threads']} torch threads on "
         f"{t['cpus']} shared cores (process CPU {t['process_cpu_seconds']:.0f} s; "

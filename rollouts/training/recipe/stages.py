@@ -296,6 +296,77 @@ def hard_phase(
     )
 
 
+def teacher_stage(
+    s: RecipeSettings, sets: dict[str, list[Any]], clock: Clock
+) -> tuple[dict[str, Any], list[tuple[str, str]], list[tuple[str, str]]]:
+    """The teacher's games, what SFT keeps of them (``pairs``: decisions of its sampled
+    games; ``coverage``: of its games against an exhaustive opponent) and its ceiling."""
+    from core.teacher import make_teacher, weak_teacher
+
+    teacher = make_teacher(s.game) if s.teacher == "strong" else weak_teacher(s.game)
+    keep = kept_results(s.game)
+    games = play_teacher(teacher, teacher_tasks(s))
+    pairs = decisions(games, keep)
+    every: list[Any] = []
+    coverage: list[tuple[str, str]] = []
+    if s.exhaustive == "yes":
+        every = exhaustive_teacher_games(teacher, s)
+        coverage = decisions(every, keep)
+    facts: dict[str, Any] = {
+        "name": teacher.name,
+        "games": len(games),
+        "kept": sum(g.result in keep for g in games),
+        "decisions": len(pairs),
+        "unique_decisions": len(set(pairs)),
+        "exhaustive_games": len(every),
+        "exhaustive_unique_decisions": len(set(coverage)),
+        "unique_decisions_trained": len(set(coverage) | set(pairs)),
+        "held_out": {name: summarize(play_teacher(teacher, tasks)) for name, tasks in sets.items()},
+    }
+    if PLANS[s.game].exact:
+        facts["exact"] = exact_evaluation(s, teacher_replies_to(teacher, s.game))
+    clock.mark("teacher")
+    _log(
+        s,
+        clock,
+        f"teacher {teacher.name}: {facts['kept']}/{len(games)} games kept, "
+        f"{len(pairs)} decisions ({facts['unique_decisions']} unique)",
+    )
+    for name, e in facts["held_out"].items():
+        _log(s, clock, f"teacher ceiling vs {name}: {e['wins']}/{e['draws']}/{e['losses']}")
+    if coverage:
+        _log(
+            s,
+            clock,
+            f"exhaustive opponent: {len(every)} teacher games, "
+            f"{len(set(coverage))} unique decisions "
+            f"({facts['unique_decisions_trained']} in all with the sampled games)",
+        )
+    return facts, pairs, coverage
+
+
+def model_facts(
+    s: RecipeSettings, model: Any, tokenizer: Any, rows: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """The student's size, vocabulary, configuration and SFT rows, for the table."""
+    sample = rows[:200]
+    prompt_tokens = sum(
+        len(
+            tokenizer.apply_chat_template(
+                r["messages"][:1], add_generation_prompt=True, return_dict=False
+            )
+        )
+        for r in sample
+    )
+    return {
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "vocab": len(tokenizer),
+        "config": model_config(s),
+        "sft_rows": len(rows),
+        "prompt_tokens_mean": round(prompt_tokens / max(1, len(sample)), 1),
+    }
+
+
 def run_recipe(settings: RecipeSettings) -> dict[str, Any]:
     """The whole recipe; returns (and writes) the results."""
     from rollouts.training.tiny import _require
@@ -303,7 +374,6 @@ def run_recipe(settings: RecipeSettings) -> dict[str, Any]:
     _require()
     import torch
 
-    from core.teacher import make_teacher, weak_teacher
     from rollouts.training.tiny import (
         DECISION_CHAT_TEMPLATE,
         build_model,
@@ -320,68 +390,13 @@ def run_recipe(settings: RecipeSettings) -> dict[str, Any]:
     sets = eval_sets(s)
 
     # 1. teacher games and the ceiling
-    teacher = make_teacher(s.game) if s.teacher == "strong" else weak_teacher(s.game)
-    keep = kept_results(s.game)
-    games = play_teacher(teacher, teacher_tasks(s))
-    pairs = decisions(games, keep)
-    every: list[Any] = []
-    coverage: list[tuple[str, str]] = []
-    if s.exhaustive == "yes":
-        every = exhaustive_teacher_games(teacher, s)
-        coverage = decisions(every, keep)
-    results["teacher"] = {
-        "name": teacher.name,
-        "games": len(games),
-        "kept": sum(g.result in keep for g in games),
-        "decisions": len(pairs),
-        "unique_decisions": len(set(pairs)),
-        "exhaustive_games": len(every),
-        "exhaustive_unique_decisions": len(set(coverage)),
-        "unique_decisions_trained": len(set(coverage) | set(pairs)),
-        "held_out": {name: summarize(play_teacher(teacher, tasks)) for name, tasks in sets.items()},
-    }
-    if PLANS[s.game].exact:
-        results["teacher"]["exact"] = exact_evaluation(s, teacher_replies_to(teacher, s.game))
-    clock.mark("teacher")
-    _log(
-        s,
-        clock,
-        f"teacher {teacher.name}: {results['teacher']['kept']}/{len(games)} games kept, "
-        f"{len(pairs)} decisions ({results['teacher']['unique_decisions']} unique)",
-    )
-    for name, e in results["teacher"]["held_out"].items():
-        _log(s, clock, f"teacher ceiling vs {name}: {e['wins']}/{e['draws']}/{e['losses']}")
-    if coverage:
-        _log(
-            s,
-            clock,
-            f"exhaustive opponent: {len(every)} teacher games, "
-            f"{len(set(coverage))} unique decisions "
-            f"({results['teacher']['unique_decisions_trained']} in all with the sampled games)",
-        )
+    results["teacher"], pairs, coverage = teacher_stage(s, sets, clock)
     rows = sft_rows(pairs, s.unique_repeats, s.seed, coverage)
 
     # 2. tokenizer and model
     tokenizer = build_tokenizer(rows[:3000], s.vocab_size, DECISION_CHAT_TEMPLATE)
     model = build_model(tokenizer, seed=s.seed, **model_config(s))
-    results["model"] = {
-        "parameters": sum(p.numel() for p in model.parameters()),
-        "vocab": len(tokenizer),
-        "config": model_config(s),
-        "sft_rows": len(rows),
-        "prompt_tokens_mean": round(
-            sum(
-                len(
-                    tokenizer.apply_chat_template(
-                        r["messages"][:1], add_generation_prompt=True, return_dict=False
-                    )
-                )
-                for r in rows[:200]
-            )
-            / max(1, min(200, len(rows))),
-            1,
-        ),
-    }
+    results["model"] = model_facts(s, model, tokenizer, rows)
 
     def checkpoint(done: bool = False) -> None:
         """Write the results so far (an interrupted run keeps its finished stages)."""
