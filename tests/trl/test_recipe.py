@@ -186,17 +186,16 @@ def test_exact_evaluation_agrees_with_the_teachers_own_chances() -> None:
     expected_win = ((2 * as_x - 1) + (2 * as_o / len(firsts) - 1)) / 2  # never loses: 2c - 1
     exact = exact_evaluation(s, teacher_replies_to(teacher, "tictactoe"))
     assert exact["random"]["win_rate"] == round(expected_win, 4) and 0.95 < expected_win < 0.96
+    first, second = exact["random"]["sides"]  # each side alone, by the same recursion
+    assert first["win_rate"] == round(2 * as_x - 1, 4)
+    assert second["win_rate"] == round(2 * as_o / len(firsts) - 1, 4)
     assert exact["random"]["non_loss_rate"] == 1.0 == exact["optimal"]["non_loss_rate"]
     assert exact["optimal"]["win_rate"] == 0.0
     nonsense = exact_evaluation(
         s, lambda observations: ["no move"] * len(observations)
     )  # forfeits at once
-    assert nonsense["random"] == {
-        "win_rate": 0.0,
-        "draw_rate": 0.0,
-        "loss_rate": 1.0,
-        "non_loss_rate": 0.0,
-    }
+    lost = {"win_rate": 0.0, "draw_rate": 0.0, "loss_rate": 1.0, "non_loss_rate": 0.0}
+    assert nonsense["random"] == {**lost, "sides": [lost, lost]}
 
 
 def test_held_out_sets_differ_from_training_and_alternate_sides() -> None:
