@@ -76,6 +76,7 @@ from rollouts.training.recipe.plan import (
     parse_stages,
     resolve,
     run_name,
+    stage_learning_rates,
 )
 from rollouts.training.recipe.report import (
     TARGETS,
@@ -137,6 +138,7 @@ __all__ = [
     "run_rl_stages",
     "sft",
     "sft_rows",
+    "stage_learning_rates",
     "stage_table",
     "student_errors",
     "summarize",

@@ -74,8 +74,9 @@ TEACHERS = ("strong", "weak")
 WEAK: dict[str, Any] = {
     "sft_steps": 600,
     "hard_steps": 0,
-    "rl_steps": 200,
-    "rl_stages": "0-0.25",
+    "rl_steps": 150,
+    "rl_stages": "0-0.25,0-1",
+    "rl_stage_learning_rates": "1e-4,5e-5",
     "rl_group": "game",
     "rl_learning_rate": 1e-4,
     "eval_every": 25,
@@ -156,6 +157,9 @@ class RecipeSettings:
     """The upper clip (cispo's suggested 5)."""
     rl_learning_rate: float = 2e-5
     """GRPO learning rate, constant (the weak teacher's recipe: 1e-4)."""
+    rl_stage_learning_rates: str = ""
+    """Comma-separated learning rates, one per RL stage (empty: ``rl_learning_rate`` for
+    every stage)."""
     temperature: float = 1.0
     """GRPO sampling temperature."""
     rl_max_invalid_moves: int = 0
@@ -238,8 +242,30 @@ def resolve(s: RecipeSettings) -> RecipeSettings:
         raise ValueError(
             f"sft_assistant_weight must be >= 0, not {values['sft_assistant_weight']!r}"
         )
-    parse_stages(values["rl_stages"])
+    stages = parse_stages(values["rl_stages"])
+    rates = stage_learning_rates(RecipeSettings(**values))
+    if len(rates) != len(stages):
+        raise ValueError(
+            f"rl_stage_learning_rates names {len(rates)} rates for {len(stages)} stages"
+        )
     return RecipeSettings(**values)
+
+
+def stage_learning_rates(s: RecipeSettings) -> list[float]:
+    """The learning rate of each RL stage (``rl_stage_learning_rates``, else
+    ``rl_learning_rate`` for each)."""
+    if not s.rl_stage_learning_rates.strip():
+        return [s.rl_learning_rate] * len(parse_stages(s.rl_stages))
+    try:
+        rates = [float(x) for x in s.rl_stage_learning_rates.split(",")]
+    except ValueError:
+        raise ValueError(
+            f"rl_stage_learning_rates must be numbers like '1e-4,5e-5', "
+            f"not {s.rl_stage_learning_rates!r}"
+        ) from None
+    if any(r <= 0 for r in rates):
+        raise ValueError(f"rl_stage_learning_rates must be > 0: {s.rl_stage_learning_rates!r}")
+    return rates
 
 
 def run_name(s: RecipeSettings) -> str:

@@ -178,7 +178,8 @@ def method_line(results: dict[str, Any]) -> str:
                 else f"groups of one task's games, {s['rl_decisions_per_game']} decisions of each"
             )
             + ")"
-            + f", loss `{s['loss_type']}`, lr {s['rl_learning_rate']:g}, "
+            + f", loss `{s['loss_type']}`, lr "
+            f"{s.get('rl_stage_learning_rates') or format(s['rl_learning_rate'], 'g')}, "
             f"temperature {s['temperature']:g}"
             if s["rl_steps"] > 0
             else "no RL stage"

@@ -36,6 +36,7 @@ from rollouts.training.recipe.plan import (
     model_config,
     parse_stages,
     resolve,
+    stage_learning_rates,
 )
 from rollouts.training.recipe.report import write_results
 
@@ -86,6 +87,7 @@ def run_rl_stages(
 
     plan = PLANS[s.game]
     stages = parse_stages(s.rl_stages)
+    rates = stage_learning_rates(s)
     steps = s.rl_steps
     per_game = 1 if s.rl_group == "position" else s.rl_decisions_per_game
     for k, (lo, hi) in enumerate(stages, start=1):
@@ -103,7 +105,7 @@ def run_rl_stages(
             num_groups=s.num_groups,
             num_generations=s.num_generations * per_game,
             temperature=s.temperature,
-            learning_rate=s.rl_learning_rate,
+            learning_rate=rates[k - 1],
             lr_scheduler_type="constant",
             loss_type=s.loss_type,
             epsilon_high=s.epsilon_high,
