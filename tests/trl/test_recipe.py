@@ -26,6 +26,7 @@ from rollouts.training.recipe import (
     play_teacher,
     resolve,
     sft_rows,
+    stage_learning_rates,
     teacher_replies,
     teacher_replies_to,
     teacher_tasks,
@@ -52,6 +53,7 @@ def test_reduced_recipe_sft_learns_to_play_and_rl_goes_beyond_it(
             teacher="weak",
             teacher_games=1000,
             sft_steps=400,
+            rl_stages="0-0.25",
             rl_steps=6,
             eval_every=3,
             eval_games=40,
@@ -246,6 +248,13 @@ def test_settings_checks() -> None:
         "intermediate_size": 192,
         "num_hidden_layers": 2,
     }
+    assert stage_learning_rates(weak) == [1e-4, 5e-5]  # one per stage of its own
+    one = resolve(RecipeSettings(teacher="weak", rl_stages="0-0.25"))
+    assert stage_learning_rates(one) == [one.rl_learning_rate]  # stages given: one rate
+    with pytest.raises(ValueError, match="2 rates for 1 stages"):
+        resolve(RecipeSettings(rl_stages="0-1", rl_stage_learning_rates="1e-4,1e-5"))
+    with pytest.raises(ValueError, match="numbers like"):
+        resolve(RecipeSettings(rl_stage_learning_rates="fast"))
     lo, hi = interval95(190, 200)
     assert lo < 0.95 < hi and lo > 0.9
 

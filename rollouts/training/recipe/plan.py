@@ -201,7 +201,10 @@ def resolve(s: RecipeSettings) -> RecipeSettings:
         raise ValueError("the weak teacher needs a two-player game")
     values = asdict(s)
     if s.teacher == "weak":
+        stages_given = values["rl_stages"] != RecipeSettings().rl_stages
         for key, value in WEAK.items():
+            if key == "rl_stage_learning_rates" and stages_given:
+                continue  # the weak recipe's rates are for its own stages
             if values[key] == getattr(RecipeSettings(), key):
                 values[key] = value
     if s.quick:
