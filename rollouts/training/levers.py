@@ -20,7 +20,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from rollouts.training.recipe import RecipeSettings, resolve
+from rollouts.training.recipe import (
+    RecipeSettings,
+    parse_stages,
+    resolve,
+    stage_learning_rates,
+)
 
 
 @dataclass(frozen=True)
@@ -35,8 +40,19 @@ def variants(s: RecipeSettings) -> list[Variant]:
     """The recipe's own RL settings, then one lever changed at a time (equal compute:
     a variant with fewer games per update gets more updates)."""
     steps = s.rl_steps
+    stages = len(parse_stages(s.rl_stages))
+    rates = stage_learning_rates(s)
     return [
         Variant("the recipe's settings", {}),
+        Variant(
+            f"one stage against 0-0.25 at lr {rates[0]:g} ({stages}x the updates)",
+            {
+                "rl_stages": "0-0.25",
+                "rl_stage_learning_rates": "",
+                "rl_steps": stages * steps,
+                "rl_learning_rate": rates[0],
+            },
+        ),
         Variant(
             "a group is 8 replies at one position, played on greedily (not 8 games)",
             {"rl_group": "position"},
@@ -46,10 +62,21 @@ def variants(s: RecipeSettings) -> list[Variant]:
             {"num_groups": max(1, s.num_groups // 4), "rl_steps": 4 * steps},
         ),
         Variant(
-            "the seed's two stages (0.2-0.7, then 0-0.25; half the updates each)",
-            {"rl_stages": "0.2-0.7,0-0.25", "rl_steps": max(1, steps // 2)},
+            "the seed's two stages (0.2-0.7, then 0-0.25; the updates split evenly)",
+            {
+                "rl_stages": "0.2-0.7,0-0.25",
+                "rl_stage_learning_rates": "",
+                "rl_steps": max(1, stages * steps // 2),
+                "rl_learning_rate": rates[0],
+            },
         ),
-        Variant("learning rate x3", {"rl_learning_rate": 3 * s.rl_learning_rate}),
+        Variant(
+            "learning rate x3",
+            {
+                "rl_learning_rate": 3 * s.rl_learning_rate,
+                "rl_stage_learning_rates": ",".join(f"{3 * r:g}" for r in rates),
+            },
+        ),
         Variant("temperature 1.5", {"temperature": 1.5}),
         Variant("loss grpo (not cispo)", {"loss_type": "grpo"}),
         Variant("1 decision of each game (not 4)", {"rl_decisions_per_game": 1}),
@@ -129,7 +156,8 @@ def _intro(s: RecipeSettings, source: Path) -> str:
         f"copies of the SFT student in `{source}` trained by GRPO with the "
         f"recipe's RL settings ({s.num_groups * s.num_generations} games an update, stages "
         f"{s.rl_stages}, {s.rl_steps} updates each, group `{s.rl_group}`, loss "
-        f"`{s.loss_type}`, lr {s.rl_learning_rate:g}, temperature {s.temperature:g}) and "
+        f"`{s.loss_type}`, lr {','.join(f'{r:g}' for r in stage_learning_rates(s))}, "
+        f"temperature {s.temperature:g}) and "
         "with one lever changed; greedy, exact.\n\n"
     )
 

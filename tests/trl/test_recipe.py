@@ -271,3 +271,25 @@ def test_cli_rejects_bad_settings(capsys: pytest.CaptureFixture[str]) -> None:
 
     assert main(["train", "recipe", "--rl-stages", "1-0"]) == 2
     assert "bad RL stage" in capsys.readouterr().err
+
+
+def test_levers_change_one_setting_at_equal_compute() -> None:
+    """``train levers``: every variant plays as many games as the weak recipe (games an
+    update x updates x stages) and names one learning rate per stage; the learning-rate
+    lever moves every stage's rate."""
+    from dataclasses import replace
+
+    from rollouts.training.levers import variants
+
+    base = resolve(RecipeSettings(teacher="weak", docs=""))
+    games = base.num_groups * base.num_generations * base.rl_steps * 2
+    rates = {}
+    for v in variants(base):
+        s = resolve(replace(base, **v.changes))
+        stages = parse_stages(s.rl_stages)
+        assert s.num_groups * s.num_generations * s.rl_steps * len(stages) == games, v.name
+        rates[v.name] = stage_learning_rates(s)
+        assert len(rates[v.name]) == len(stages), v.name
+    assert rates["learning rate x3"] == pytest.approx(
+        [3 * r for r in rates["the recipe's settings"]]
+    )
