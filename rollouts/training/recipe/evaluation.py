@@ -129,7 +129,7 @@ def exact_outcomes(task: Any, replies_to: Any, opponent: Any) -> dict[str, float
     return totals
 
 
-def exact_evaluation(s: RecipeSettings, replies_to: Any) -> dict[str, dict[str, float]]:
+def exact_evaluation(s: RecipeSettings, replies_to: Any) -> dict[str, dict[str, Any]]:
     """:func:`exact_outcomes` against the random opponent (its legal moves) and the
     optimal one (minimax's tied best moves, as it breaks ties uniformly), both sides
     averaged, as the held-out sets alternate them: win, draw, loss and non-loss rates, and
