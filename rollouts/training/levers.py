@@ -105,7 +105,8 @@ def run(args: argparse.Namespace) -> int:
     from rollouts.training import recipe as R
     from rollouts.training.tiny import load_tokenizer
 
-    base = resolve(RecipeSettings(game="tictactoe", teacher="weak", docs=""))
+    # no learning curve: the table shows each variant at its end only
+    base = replace(resolve(RecipeSettings(game="tictactoe", teacher="weak", docs="")), eval_every=0)
     if args.updates:
         base = replace(base, rl_steps=args.updates)
     source = Path(args.model or Path(base.output_dir) / "sft-model")
