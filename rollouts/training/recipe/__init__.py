@@ -28,7 +28,10 @@
    random and the optimal opponent, greedy and sampled; a W/D/L table with
    legal-move and format rates and 95% Wilson intervals, as Markdown, JSON and
    an SVG plot under ``runs/recipe-<game>/``, and (full runs) between markers
-   in docs/trl.md.
+   in docs/trl.md. Two-player games too large to evaluate exactly (Connect
+   Four, Othello) play the ladder instead (``ladder.py``: random, alpha-beta at
+   depths 1-4, Othello's seed opponent; ``--ladder-games`` a rung), the
+   teacher's ladder the ceiling.
 
 A weaker start (the uniform-tie minimax as teacher, the same SFT budget: it
 plays legally but loses to the optimal opponent more often) goes through its
@@ -51,6 +54,7 @@ from rollouts.training.recipe.data import (
     teacher_tasks,
 )
 from rollouts.training.recipe.evaluation import (
+    climb,
     evaluate_model,
     exact_evaluation,
     exact_outcomes,
@@ -61,6 +65,16 @@ from rollouts.training.recipe.evaluation import (
     student_errors,
     summarize,
     teacher_replies_to,
+)
+from rollouts.training.recipe.ladder import (
+    LADDER_DEPTHS,
+    SEED_RUNGS,
+    Rung,
+    is_ladder_game,
+    ladder_sets,
+    ladder_svg,
+    ladder_table,
+    rungs,
 )
 from rollouts.training.recipe.plan import (
     MODEL_CONFIG,
@@ -100,16 +114,20 @@ from rollouts.training.recipe.stages import (
 )
 
 __all__ = [
+    "LADDER_DEPTHS",
     "MODEL_CONFIG",
     "PLANS",
     "QUICK",
+    "SEED_RUNGS",
     "TARGETS",
     "TEACHERS",
     "WEAK",
     "Clock",
     "GamePlan",
     "RecipeSettings",
+    "Rung",
     "add_arguments",
+    "climb",
     "decisions",
     "eval_sets",
     "evaluate_model",
@@ -121,7 +139,11 @@ __all__ = [
     "greedy_replies",
     "hard_phase",
     "interval95",
+    "is_ladder_game",
     "kept_results",
+    "ladder_sets",
+    "ladder_svg",
+    "ladder_table",
     "line",
     "markdown",
     "marker",
@@ -136,6 +158,7 @@ __all__ = [
     "run_name",
     "run_recipe",
     "run_rl_stages",
+    "rungs",
     "sft",
     "sft_rows",
     "stage_learning_rates",

@@ -11,13 +11,18 @@ from rollouts.training.recipe.plan import PLANS, RecipeSettings, one_player
 
 
 def eval_sets(s: RecipeSettings) -> dict[str, list[Any]]:
-    """The held-out tasks (their own seed, never trained on): per opponent."""
+    """The held-out tasks (their own seed, never trained on): per opponent. A two-player
+    game the recipe cannot evaluate exactly plays the ladder (``ladder_games`` a rung:
+    :func:`rollouts.training.recipe.ladder.ladder_sets`)."""
     from core.tasks import make_tasks
+    from rollouts.training.recipe.ladder import is_ladder_game, ladder_sets
 
     plan = PLANS[s.game]
     seed = 1_000_003 + s.seed
     if one_player(s.game):
         return {"solve": make_tasks(s.eval_games, seed=seed, game=s.game)}
+    if is_ladder_game(s.game):
+        return ladder_sets(s.game, s.ladder_games, seed, plan.opening_plies)
     common = {"game": s.game, "opening_plies": plan.opening_plies, "max_random_move_prob": 0.0}
     return {
         "random": make_tasks(s.eval_games, seed=seed, opponent="random", **common),

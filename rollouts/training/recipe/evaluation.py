@@ -209,7 +209,9 @@ def interval95(k: int, n: int) -> tuple[float, float]:
 
 
 def summarize(episodes: Sequence[Any]) -> dict[str, Any]:
-    """W/D/L counts, rates, intervals, legal-move and format rates of finished episodes."""
+    """W/D/L counts, rates, intervals, legal-move and format rates of finished episodes;
+    a two-player game's counts for each side too (``sides``: the player first, then
+    second)."""
     n = len(episodes)
     w = sum(e.result == "win" for e in episodes)
     d = sum(e.result == "draw" for e in episodes)
@@ -231,10 +233,26 @@ def summarize(episodes: Sequence[Any]) -> dict[str, Any]:
         "legal_move_ci": interval95(legal, replies),
         "format_rate": round(formed / max(replies, 1), 4),
     }
+    if episodes and episodes[0].game.spec.num_players == 2:
+        out["sides"] = [
+            side_counts([e for e in episodes if e.task.model_player == p]) for p in (0, 1)
+        ]
     if episodes and episodes[0].game.spec.num_players == 1:
         solved = [len(e.events) for e in episodes if e.result == "win"]
         out["mean_guesses"] = round(sum(solved) / len(solved), 3) if solved else None
     return out
+
+
+def side_counts(episodes: Sequence[Any]) -> dict[str, int]:
+    """Games, wins, draws and losses of ``episodes`` (the player on one side)."""
+    results = [e.result for e in episodes]
+    wins, draws = results.count("win"), results.count("draw")
+    return {
+        "games": len(results),
+        "wins": wins,
+        "draws": draws,
+        "losses": len(results) - wins - draws,
+    }
 
 
 def evaluate_model(
@@ -265,3 +283,11 @@ def evaluate_model(
     finally:
         model.train(was_training)
     return out
+
+
+def climb(policy: Any, sets: dict[str, list[Any]]) -> dict[str, dict[str, Any]]:
+    """A scripted player's ladder (an ``Opponent`` choosing the player's moves: the
+    teacher), each rung summarized (``summarize``)."""
+    from rollouts.training.recipe.data import play_teacher
+
+    return {name: summarize(play_teacher(policy, tasks)) for name, tasks in sets.items()}

@@ -49,8 +49,12 @@ PLANS: dict[str, GamePlan] = {
     "tictactoe": GamePlan(9, "optimal (minimax:9)", 0, 8, 3000, 1600, 0, 400, True),
     "connect_four": GamePlan(2, "minimax:2", 2, 8, 600, 600, 20),
     "wordle": GamePlan(2, "-", 0, 12, 600, 600, 0),
+    "othello": GamePlan(3, "minimax:3", 4, 10, 600, 600, 20),
 }
-"""Per-game budgets (Connect Four and Wordle reduced: see docs/trl.md). The strong
+"""Per-game budgets (Connect Four and Wordle reduced: see docs/trl.md). Othello's plan is
+unmeasured (no full run yet): Connect Four's reduced budgets, the seed's depth-3 opponent,
+and four opening plies (236 distinct openings; core's default two give 12, too few for
+held-out games against deterministic searches). The strong
 Tic-Tac-Toe recipe stops at SFT (``rl_steps`` 0): its RL was measured to change nothing
 (the exact figures identical after SFT and after each of two GRPO stages, 2026-12-02:
 docs/recipe-history.md) with a student within 0.05 points of its teacher; ``--rl-steps``
@@ -62,6 +66,7 @@ QUICK: dict[str, Any] = {
     "hard_steps": 0,
     "rl_steps": 3,
     "eval_games": 40,
+    "ladder_games": 10,
     "num_groups": 2,
     "num_generations": 4,
     "sampled": False,
@@ -165,10 +170,16 @@ class RecipeSettings:
     rl_max_invalid_moves: int = 0
     """Invalid replies allowed per GRPO game (0: the first forfeits)."""
     eval_games: int = 400
-    """Held-out games per opponent (sides alternate). A sample: a student that plays exactly
+    """Held-out games per opponent (sides alternate) of Tic-Tac-Toe and Wordle (the other
+    two-player games play ``ladder_games`` a rung instead). A sample: a student that plays exactly
     as well as Tic-Tac-Toe's teacher expects 95.56% wins against random, with one standard
     error of a point at 400 games; games small enough also get the exact figure
     (:func:`exact_evaluation`). 1,000 games took the recipe to 15.5 minutes."""
+    ladder_games: int = 200
+    """Held-out games per rung of the ladder (two-player games not evaluated exactly:
+    Connect Four, Othello; ``rollouts.training.recipe.ladder``), sides alternating: the
+    teacher's and every stage's (greedy, and sampled with ``sampled``). 200 games give an
+    interval of about +-7 points at a 50% win rate."""
     sampled: bool = True
     """Also evaluate sampled play (at ``eval_temperature``)."""
     eval_every: int = 0
@@ -245,6 +256,8 @@ def resolve(s: RecipeSettings) -> RecipeSettings:
         raise ValueError(
             f"sft_assistant_weight must be >= 0, not {values['sft_assistant_weight']!r}"
         )
+    if values["ladder_games"] < 2:
+        raise ValueError(f"ladder_games must be >= 2 (both sides), not {values['ladder_games']!r}")
     stages = parse_stages(values["rl_stages"])
     rates = stage_learning_rates(RecipeSettings(**values))
     if len(rates) != len(stages):

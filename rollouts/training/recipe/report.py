@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from rollouts.training.recipe.ladder import is_ladder_game, ladder_svg, ladder_table
 from rollouts.training.recipe.plan import RecipeSettings, one_player, run_name
 
 
@@ -213,18 +214,29 @@ def markdown(results: dict[str, Any]) -> str:
             ]
         ),
         *verdict(results),
-        "Greedy decoding:",
-        "",
-        *stage_table(results, "greedy", main),
-        *exact_table(results, main),
-        *curve_table(results),
     ]
+    ladder = is_ladder_game(s["game"])
+    if ladder:
+        lines += [
+            "The ladder (greedy): the teacher and each stage against random, then "
+            "alpha-beta at rising depths; every rung plays the same seeded openings, "
+            "sides alternating, through `core.Episode`:",
+            "",
+            *ladder_table(results, "greedy"),
+        ]
+    else:
+        lines += ["Greedy decoding:", "", *stage_table(results, "greedy", main)]
+    lines += [*exact_table(results, main), *curve_table(results)]
     if any("sampled" in results["stages"][k] for k in main):
         lines += [
             "",
             f"Sampled (temperature {s['eval_temperature']:g}):",
             "",
-            *stage_table(results, "sampled", main),
+            *(
+                ladder_table(results, "sampled")
+                if ladder
+                else stage_table(results, "sampled", main)
+            ),
         ]
     return "\n".join(lines) + "\n"
 
@@ -301,7 +313,10 @@ def verdict(results: dict[str, Any]) -> list[str]:
 
 
 def svg_plot(results: dict[str, Any]) -> str:
-    """Win rate (and non-loss rate) per stage and held-out set, with 95% intervals."""
+    """Win rate (and non-loss rate) per stage and held-out set, with 95% intervals (a
+    ladder game: the ladder, :func:`rollouts.training.recipe.ladder.ladder_svg`)."""
+    if is_ladder_game(results["settings"]["game"]):
+        return ladder_svg(results)
     series = []
     keys = list(results["stages"])
     sets = list(results["stages"][keys[0]]["greedy"])

@@ -22,11 +22,11 @@ from rollouts.training.recipe.data import (
     teacher_tasks,
 )
 from rollouts.training.recipe.evaluation import (
+    climb,
     evaluate_model,
     exact_evaluation,
     model_replies_to,
     student_errors,
-    summarize,
     teacher_replies_to,
 )
 from rollouts.training.recipe.plan import (
@@ -323,7 +323,7 @@ def teacher_stage(
         "exhaustive_games": len(every),
         "exhaustive_unique_decisions": len(set(coverage)),
         "unique_decisions_trained": len(set(coverage) | set(pairs)),
-        "held_out": {name: summarize(play_teacher(teacher, tasks)) for name, tasks in sets.items()},
+        "held_out": climb(teacher, sets),
     }
     if PLANS[s.game].exact:
         facts["exact"] = exact_evaluation(s, teacher_replies_to(teacher, s.game))
