@@ -36,10 +36,24 @@ from core.games import make_game
 from core.games.base import Game
 from core.opponents import MinimaxOpponent, MixedOpponent, Opponent
 
-TEACHER_DEPTHS: dict[str, int] = {"tictactoe": 9, "connect_four": 4, "nim": 12, "othello": 2}
-"""The teacher's search depth per game (Tic-Tac-Toe: the whole game, so optimal)."""
-TEACHER_LOOKAHEAD: dict[str, int | None] = {"tictactoe": None}
-"""The tie-break's horizon in teacher decisions per game (default 1)."""
+TEACHER_DEPTHS: dict[str, int] = {"tictactoe": 9, "connect_four": 8, "nim": 12, "othello": 4}
+"""The teacher's search depth per game (Tic-Tac-Toe: the whole game, so optimal).
+
+Connect Four and Othello were chosen on the recipe's ladder (``rollouts.training.recipe.
+ladder``: 100 games a rung, sides alternating, the recipe's openings; wins/draws/losses):
+
+- Connect Four, depth 8 with lookahead 0: 72/6/22 against ``minimax:2`` and 67/9/24
+  against ``minimax:4`` (win 0.67 [0.57, 0.75]), 12 ms a move; the depth-4 teacher it
+  replaces (lookahead 1) played 48/14/38 and 45/10/45 (win 0.45 [0.36, 0.55]) at 2.5 ms,
+  depth 8 with lookahead 1 52/18/30 against ``minimax:4`` at 45 ms (its tie-break
+  searches every random reply of each tied move; no stronger).
+- Othello, depth 4: 77/0/23 against ``minimax:3`` and 84/1/15 against the seed's depth-3
+  opponent with 0-0.25 random moves, 2.8 ms a move; depth 2, the one it replaces, played
+  28/2/70 and 40/4/56 at 0.2 ms; depth 5 93/0/7 and 96/0/4 at 12 ms (kept for later: four
+  times the cost)."""
+TEACHER_LOOKAHEAD: dict[str, int | None] = {"tictactoe": None, "connect_four": 0}
+"""The tie-break's horizon in teacher decisions per game (default 1; 0: the random
+replies to each tied move, then the game's evaluation)."""
 _TIE = 1e-9
 
 
@@ -66,6 +80,9 @@ class Teacher(Opponent):
         """A best minimax move of the best chance; exact ties chosen with ``rng``."""
         if game.spec.num_players == 1:
             return game.solve(state, rng)
+        tied = self.minimax.search(game, state).best_moves
+        if len(tied) == 1:  # nothing to break: its chance would not change the choice
+            return tied[0]
         scored = self.move_chances(game, state)
         if not scored:
             raise ValueError(f"no legal move: the game is over\n{game.render(state)}")
@@ -77,6 +94,9 @@ class Teacher(Opponent):
         solver of a one-player game has none)."""
         if game.spec.num_players == 1:
             raise NotImplementedError(f"{self.name}: a solver has no move distribution")
+        tied = self.minimax.search(game, state).best_moves
+        if len(tied) == 1:
+            return {tied[0]: 1.0}
         scored = self.move_chances(game, state)
         if not scored:
             raise ValueError(f"no legal move: the game is over\n{game.render(state)}")

@@ -167,3 +167,30 @@ def test_weak_teacher_has_the_seed_teachers_profile() -> None:
     assert both(MinimaxOpponent(9)) == [0.0, 0.76, 0.24]
     with pytest.raises(ValueError, match="two-player"):
         weak_teacher("wordle")
+
+
+def test_a_sole_best_move_is_played_without_weighing_chances() -> None:
+    """Where minimax has one best move the teacher plays it and computes no chance (the
+    tie-break's lookahead searches every random reply: most of a deep teacher's time);
+    where it has several, it still weighs them."""
+    c4 = make_game("connect_four")
+    teacher = make_teacher("connect_four", depth=4)
+    rng = random.Random(2)
+    state = c4.initial_state()
+    sole = tied = 0
+    while not c4.is_terminal(state) and (sole < 3 or tied < 1):
+        best = search(c4, state, 4).best_moves
+        before = len(teacher._chances)
+        move = teacher.choose(c4, state, random.Random(0))
+        assert move in best
+        if len(best) == 1:
+            sole += 1
+            assert len(teacher._chances) == before  # nothing weighed
+            assert teacher.distribution(c4, state) == {best[0]: 1.0}
+        else:
+            tied += 1
+            assert set(teacher.distribution(c4, state)) <= set(best)
+        state = c4.apply(state, rng.choice(list(c4.legal_moves(state))))
+        if c4.is_terminal(state):
+            state = c4.initial_state()
+    assert sole >= 3 and tied >= 1

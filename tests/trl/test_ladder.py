@@ -70,7 +70,7 @@ def test_random_against_random_is_about_even_and_intervals_hold_the_rate() -> No
 
 
 def test_the_teacher_beats_random_and_depth_one() -> None:
-    sets = ladder_sets("connect_four", 16, seed=3, opening_plies=2)
+    sets = ladder_sets("connect_four", 10, seed=3, opening_plies=2)
     ladder = climb(make_teacher("connect_four"), {k: sets[k] for k in ("random", "minimax:1")})
     assert ladder["random"]["win_rate"] >= 0.9, ladder["random"]
     assert ladder["minimax:1"]["win_rate"] > 0.5, ladder["minimax:1"]
