@@ -86,10 +86,33 @@ def training_decisions(seed: int, index: int, decisions: Sequence[T], k: int = 1
     return list(decisions) + [rng.choice(decisions) for _ in range(k - len(decisions))]
 
 
+def exploration_move(
+    seed: int, index: int, turn: int, legal: Sequence[str], epsilon: float
+) -> str | None:
+    """Epsilon-greedy exploration's draw for one decision of a trainer's game: with
+    chance ``epsilon`` one of the ``legal`` moves, uniformly drawn, which the trainer
+    plays in place of the model's sampled reply; else None (the model's reply stands).
+    Seeded by the task seed, the game's place in the batch (``index``) and the ``turn``,
+    so a batch explores the same way every time.
+
+    >>> exploration_move(1, 0, 0, ["a", "b"], 0.0) is None
+    True
+    >>> exploration_move(1, 0, 0, ["a", "b"], 1.0) in ("a", "b")
+    True
+    """
+    if epsilon <= 0 or not legal:
+        return None
+    rng = derive_rng(seed, "explore", index, turn)
+    if rng.random() >= epsilon:
+        return None
+    return rng.choice(list(legal))
+
+
 __all__ = [
     "STAT_KEYS",
     "batch_means",
     "episode_stats",
+    "exploration_move",
     "stat_columns",
     "stats_from_columns",
     "training_decisions",

@@ -49,8 +49,9 @@ from typing import Any
 
 from adapters.trl import COMPONENTS, component_key, task_of
 from core import conversation as chat
-from core.batch_stats import stat_columns, training_decisions
+from core.batch_stats import exploration_move, stat_columns, training_decisions
 from core.episode import Episode
+from core.parsing import format_reply
 from core.tasks import Task
 
 
@@ -124,6 +125,7 @@ class TextRollout:
         decisions_per_game: int = 1,
         group: str = "game",
         continuation: str = "sample",
+        explore_epsilon: float = 0.0,
     ) -> None:
         if history not in self.HISTORIES:
             raise ValueError(f"history must be one of {self.HISTORIES}, not {history!r}")
@@ -145,8 +147,18 @@ class TextRollout:
             raise ValueError(
                 f"continuation must be one of {self.CONTINUATIONS}, not {continuation!r}"
             )
+        if isinstance(explore_epsilon, bool) or not isinstance(explore_epsilon, (int, float)):
+            raise ValueError(f"explore_epsilon must be a number in [0, 1], got {explore_epsilon!r}")
+        if not 0.0 <= explore_epsilon <= 1.0:
+            raise ValueError(f"explore_epsilon must be in [0, 1], got {explore_epsilon!r}")
         self.group = group
         self.continuation = continuation
+        self.explore_epsilon = float(explore_epsilon)
+        """Epsilon-greedy exploration of sampled games: each decision's reply is, with this
+        chance, a uniformly drawn legal move written in the reply format
+        (``core.batch_stats.exploration_move``, seeded by the task). A move the policy gives
+        almost no probability (it never samples it) then still gets tried, and scored by
+        its game. Greedy generation (evaluation) never explores."""
         self.vllm: Any = None
         """The trainer, while it generates with vLLM (``use_vllm``): replies come from
         its ``_generate_single_turn`` (TRL's own wiring: weight sync after each update,
@@ -260,6 +272,26 @@ class TextRollout:
                 completions.append(reply)
         return Played(episodes, prompts, completions, [[1] * len(c) for c in completions])
 
+    def explored(
+        self,
+        tokenizer: Any,
+        episode: Episode,
+        index: int,
+        turn: int,
+        reply: list[int],
+        generation_config: Any,
+    ) -> list[int]:
+        """``reply``, or under :attr:`explore_epsilon` (sampled generation only) the
+        exploration move core draws for this decision, as reply tokens ending the turn."""
+        if not self.explore_epsilon or not generation_config.do_sample:
+            return reply
+        legal = episode.game.legal_moves_text(episode.state)
+        move = exploration_move(episode.task.seed, index, turn, legal, self.explore_epsilon)
+        if move is None:
+            return reply
+        text = list(tokenizer(format_reply(move), add_special_tokens=False)["input_ids"])
+        return text + [tokenizer.eos_token_id]
+
     def decision_prompt(self, tokenizer: Any, observation: str) -> list[int]:
         """The one-decision context: the observation as the only user turn."""
         return list(
@@ -291,6 +323,9 @@ class TextRollout:
             )
             still = []
             for i, reply in zip(active, replies, strict=True):
+                reply = self.explored(
+                    tokenizer, episodes[i], i, len(decisions[i]), reply, generation_config
+                )
                 decisions[i].append((contexts[i], list(reply)))
                 result = episodes[i].step(tokenizer.decode(reply, skip_special_tokens=True))
                 if result.done:
@@ -362,6 +397,8 @@ class TextRollout:
             still = []
             for i, reply in zip(active, generated, strict=True):
                 if replies[i] is None:
+                    turn = len(episodes[i].events)
+                    reply = self.explored(tokenizer, episodes[i], i, turn, reply, config)
                     replies[i] = list(reply)
                 result = episodes[i].step(tokenizer.decode(reply, skip_special_tokens=True))
                 if result.done:
@@ -409,6 +446,8 @@ class TextRollout:
             )
             still = []
             for i, reply in zip(active, replies, strict=True):
+                turn = len(episodes[i].events)
+                reply = self.explored(tokenizer, episodes[i], i, turn, reply, generation_config)
                 completion[i] += reply
                 env_mask[i] += [1] * len(reply)
                 if (

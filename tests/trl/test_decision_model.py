@@ -221,3 +221,44 @@ def test_a_shared_prefill_gives_the_replies_plain_generate_gives(
         replies.append(rollout.generate(model, tok, batch, config, [tok.eos_token_id]))
     assert replies[0] == replies[1]
     assert len({tuple(r) for r in replies[0]}) > 1
+
+
+@pytest.mark.parametrize("history", ["none", "game"])
+def test_exploration_plays_cores_drawn_moves_in_sampled_games_only(
+    tiny: tuple[Any, Any], history: str
+) -> None:
+    """``TextRollout(explore_epsilon=1)``: every decision of a sampled game is core's
+    exploration move, written as a reply that ends the turn, so every game is legal
+    throughout whatever the untrained model says; the draws repeat from the task seeds;
+    greedy generation (evaluation) never explores."""
+    from transformers import GenerationConfig
+
+    from rollouts.training.text_rollout import TextRollout
+
+    model, tok = tiny
+    tasks = make_tasks(4, seed=2, game="tictactoe", opponent="random")
+    eos = [tok.eos_token_id]
+
+    def config(sample: bool) -> Any:
+        return GenerationConfig(
+            do_sample=sample,
+            temperature=1.0 if sample else None,
+            top_k=0 if sample else None,
+            max_new_tokens=8,
+            pad_token_id=tok.pad_token_id,
+            eos_token_id=tok.eos_token_id,
+        )
+
+    exploring = TextRollout(8, history=history, explore_epsilon=1.0)
+    played = [exploring.play(model, tok, tasks, config(True), eos, 512) for _ in range(2)]
+    moves = [[[ev["move"] for ev in ep.events] for ep in p.episodes] for p in played]
+    assert moves[0] == moves[1]
+    for ep in played[0].episodes:
+        assert ep.done and ep.events
+        assert all(ev["error"] is None for ev in ep.events)
+    plain = TextRollout(8, history=history).play(model, tok, tasks, config(False), eos, 512)
+    greedy = exploring.play(model, tok, tasks, config(False), eos, 512)
+    assert greedy.completion_ids == plain.completion_ids
+    assert any(ev["error"] is not None for ep in plain.episodes for ev in ep.events)
+    with pytest.raises(ValueError, match="explore_epsilon"):
+        TextRollout(8, explore_epsilon=1.5)

@@ -167,6 +167,10 @@ class RecipeSettings:
     every stage)."""
     temperature: float = 1.0
     """GRPO sampling temperature."""
+    explore_epsilon: float = 0.0
+    """Epsilon-greedy exploration in the GRPO games: each decision is, with this chance, a
+    uniformly drawn legal move instead of the model's sampled reply
+    (``TextRollout(explore_epsilon=...)``)."""
     rl_max_invalid_moves: int = 0
     """Invalid replies allowed per GRPO game (0: the first forfeits)."""
     eval_games: int = 400

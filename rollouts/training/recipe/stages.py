@@ -130,6 +130,7 @@ def run_rl_stages(
                 decisions_per_game=per_game,
                 group=s.rl_group,
                 continuation="greedy" if s.rl_group == "position" else "sample",
+                explore_epsilon=s.explore_epsilon,
             ),
         )
         model = trainer.model
