@@ -136,6 +136,32 @@ class GRPOSettings:
     environment's reward and the per-component columns use the same ones."""
 
 
+def staged_settings(
+    *, updates: int, num_groups: int, max_new_tokens: int, **fields: Any
+) -> GRPOSettings:
+    """The settings of one CPU stage of text GRPO played a decision at a time (the
+    recipe's RL stages, the self-play arms): ``updates`` optimizer updates of ``num_groups``
+    tasks each, a constant learning rate, no KL term, the first invalid reply forfeiting
+    and one reply's cap as the completion's; ``fields`` sets the rest (game, opponent,
+    random-move range, generations, loss, learning rate, seed, output folder, ...)."""
+    return GRPOSettings(
+        **{
+            "mode": "rollout_func",
+            "num_tasks": updates * num_groups,
+            "num_groups": num_groups,
+            "max_steps": updates,
+            "max_invalid_moves": 0,
+            "lr_scheduler_type": "constant",
+            "max_completion_length": max_new_tokens,
+            "max_new_tokens": max_new_tokens,
+            "beta": 0.0,
+            "cpu": True,
+            "logging_steps": max(1, updates // 5),
+            **fields,
+        }
+    )
+
+
 def make_train_tasks(s: GRPOSettings) -> list[Any]:
     """The training tasks (``core.tasks.make_tasks``, stratified by ``num_groups``)."""
     from core.tasks import make_tasks

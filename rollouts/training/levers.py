@@ -78,6 +78,10 @@ def variants(s: RecipeSettings) -> list[Variant]:
             },
         ),
         Variant("temperature 1.5", {"temperature": 1.5}),
+        Variant(
+            "epsilon-greedy exploration 0.1 (a drawn legal move in place of a sampled reply)",
+            {"explore_epsilon": 0.1},
+        ),
         Variant("loss grpo (not cispo)", {"loss_type": "grpo"}),
         Variant("1 decision of each game (not 4)", {"rl_decisions_per_game": 1}),
     ]

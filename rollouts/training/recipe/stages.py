@@ -82,7 +82,7 @@ def run_rl_stages(
 ) -> Any:
     """The GRPO stages, each followed by its evaluation (``evaluate``; sampled play too
     after the last stage when ``sampled``)."""
-    from rollouts.training.grpo import GRPOSettings, train_grpo
+    from rollouts.training.grpo import staged_settings, train_grpo
     from rollouts.training.text_rollout import TextRollout
 
     plan = PLANS[s.game]
@@ -92,30 +92,23 @@ def run_rl_stages(
     per_game = 1 if s.rl_group == "position" else s.rl_decisions_per_game
     for k, (lo, hi) in enumerate(stages, start=1):
         stage = f"rl{k}"
-        grpo = GRPOSettings(
+        grpo = staged_settings(
+            updates=steps,
+            num_groups=s.num_groups,
+            max_new_tokens=plan.max_new_tokens,
             game=s.game,
-            mode="rollout_func",
-            num_tasks=steps * s.num_groups,
             opponent="minimax",
             depth=plan.opponent_depth,
             opening_plies=plan.opening_plies,
             max_invalid_moves=s.rl_max_invalid_moves,
             min_random_move_prob=lo,
             max_random_move_prob=hi,
-            num_groups=s.num_groups,
             num_generations=s.num_generations * per_game,
             temperature=s.temperature,
             learning_rate=rates[k - 1],
-            lr_scheduler_type="constant",
             loss_type=s.loss_type,
             epsilon_high=s.epsilon_high,
-            max_steps=steps,
-            max_completion_length=plan.max_new_tokens,
-            max_new_tokens=plan.max_new_tokens,
-            beta=0.0,
-            cpu=True,
             seed=s.seed + 100 * k,
-            logging_steps=max(1, steps // 5),
             output_dir=str(Path(s.output_dir) / stage),
         )
         trainer = train_grpo(

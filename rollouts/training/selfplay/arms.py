@@ -88,34 +88,26 @@ def train_arm(
 ) -> tuple[Any, dict[str, Any]]:
     """GRPO ``updates`` updates of ``model`` in place (the recipe's trainer: constant lr,
     no KL, invalid replies forfeit); returns the model and what was played."""
-    from rollouts.training.grpo import GRPOSettings, train_grpo
+    from rollouts.training.grpo import staged_settings, train_grpo
 
     rollout = arm_rollout(arm, g, refresh_every)
     counted = _Counted(rollout)
-    settings = GRPOSettings(
+    settings = staged_settings(
+        updates=updates,
+        num_groups=g.num_groups,
+        max_new_tokens=g.max_new_tokens,
         game=g.game,
-        mode="rollout_func",
-        num_tasks=updates * g.num_groups,
         opponent=g.fixed_opponent,
         depth=g.depth,
         opening_plies=0,
-        max_invalid_moves=0,
         min_random_move_prob=g.min_random,
         max_random_move_prob=g.max_random,
-        num_groups=g.num_groups,
         num_generations=g.games_per_group * g.decisions,
         temperature=g.temperature,
         learning_rate=g.learning_rate,
-        lr_scheduler_type="constant",
         loss_type=g.loss_type,
         epsilon_high=g.epsilon_high,
-        max_steps=updates,
-        max_completion_length=g.max_new_tokens,
-        max_new_tokens=g.max_new_tokens,
-        beta=0.0,
-        cpu=True,
         seed=seed,
-        logging_steps=max(1, updates // 5),
         output_dir=str(Path("/tmp") / f"gamebridge-selfplay-{arm}"),
         reward_weights=g.reward_weights,
     )
