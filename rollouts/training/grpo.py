@@ -97,6 +97,9 @@ class GRPOSettings:
     decisions_per_game: int = 1
     """rollout_func with history ``none``: decisions of each game trained (it must divide
     ``num_generations``: a GRPO group is then ``num_generations / decisions_per_game`` games)."""
+    explore_epsilon: float = 0.0
+    """rollout_func: epsilon-greedy exploration, the chance that a decision's reply is a
+    uniformly drawn legal move instead of the model's sample (``TextRollout``)."""
     beta: float = 0.0
     """KL coefficient against the reference model (0: no reference model)."""
     loss_type: str = "dapo"
@@ -185,6 +188,16 @@ def make_train_tasks(s: GRPOSettings) -> list[Any]:
     )
 
 
+def check_settings(s: GRPOSettings) -> None:
+    """Refuse (``ValueError``) settings that could not train, before anything loads."""
+    if s.mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, not {s.mode!r}")
+    if not 0.0 <= s.explore_epsilon <= 1.0:
+        raise ValueError(f"explore_epsilon must be in [0, 1], not {s.explore_epsilon!r}")
+    if s.explore_epsilon and s.mode != "rollout_func":
+        raise ValueError("explore_epsilon needs --mode rollout_func (TRL runs env_factory's tools)")
+
+
 def grpo_config(s: GRPOSettings, *, progress: bool = True) -> Any:
     from trl import GRPOConfig
 
@@ -192,8 +205,7 @@ def grpo_config(s: GRPOSettings, *, progress: bool = True) -> Any:
     from core.rewards import parse_weights
     from core.tasks import Task
 
-    if s.mode not in MODES:
-        raise ValueError(f"mode must be one of {MODES}, not {s.mode!r}")
+    check_settings(s)
     batch = s.num_groups * s.num_generations
     # Under `accelerate launch` (rollouts.training.ddp) each of WORLD_SIZE processes takes its
     # share: `batch` games per optimizer update in all, whatever the number of processes.
@@ -283,6 +295,7 @@ def build_trainer(
             s.max_new_tokens,
             history=resolve_history(s.history, tokenizer),
             decisions_per_game=s.decisions_per_game,
+            explore_epsilon=s.explore_epsilon,
         )
     kwargs: dict[str, Any] = (
         {"environment_factory": environment_class(s.game)} if tools else {"rollout_func": rollout}
@@ -424,6 +437,13 @@ def settings_from(args: argparse.Namespace) -> GRPOSettings:
 
 def run(args: argparse.Namespace) -> int:
     s = settings_from(args)
+    try:
+        check_settings(s)
+    except ValueError as e:
+        import sys
+
+        print(f"gamebridge train grpo: {e}", file=sys.stderr)
+        return 2
     trainer = train_grpo(s)
     trainer.save_model(s.output_dir)
     from rollouts.training.tiny import keep_marker

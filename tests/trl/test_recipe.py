@@ -293,3 +293,14 @@ def test_levers_change_one_setting_at_equal_compute() -> None:
     assert rates["learning rate x3"] == pytest.approx(
         [3 * r for r in rates["the recipe's settings"]]
     )
+
+
+def test_bad_exploration_is_refused_before_training(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--explore-epsilon`` outside [0, 1] (or with TRL's tool loop) is one clear line and
+    exit 2, before a teacher game is played."""
+    from rollouts.cli import main
+
+    assert main(["train", "recipe", "--explore-epsilon", "1.5"]) == 2
+    assert "explore_epsilon must be in [0, 1]" in capsys.readouterr().err
+    assert main(["train", "grpo", "--model", "x", "--explore-epsilon", "0.1"]) == 2
+    assert "explore_epsilon needs --mode rollout_func" in capsys.readouterr().err

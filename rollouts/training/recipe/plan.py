@@ -256,6 +256,8 @@ def resolve(s: RecipeSettings) -> RecipeSettings:
         raise ValueError(
             f"rl_decisions_per_game must be >= 1, not {values['rl_decisions_per_game']!r}"
         )
+    if not 0.0 <= values["explore_epsilon"] <= 1.0:
+        raise ValueError(f"explore_epsilon must be in [0, 1], not {values['explore_epsilon']!r}")
     if values["sft_assistant_weight"] < 0:
         raise ValueError(
             f"sft_assistant_weight must be >= 0, not {values['sft_assistant_weight']!r}"
