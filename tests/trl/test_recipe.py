@@ -197,7 +197,38 @@ def test_exact_evaluation_agrees_with_the_teachers_own_chances() -> None:
         s, lambda observations: ["no move"] * len(observations)
     )  # forfeits at once
     lost = {"win_rate": 0.0, "draw_rate": 0.0, "loss_rate": 1.0, "non_loss_rate": 0.0}
-    assert nonsense["random"] == {**lost, "sides": [lost, lost]}
+    first, second = nonsense["random"]["sides"]
+    assert nonsense["random"] == {**lost, "sides": [first, second]}
+    forfeit = "? ? ? ?"  # four invalid replies (core's default allows three)
+    assert first == {**lost, "losing_lines": [[forfeit, 1.0]]}
+    ninth = round(1 / 9, 4)  # after each of random's nine first moves
+    assert second["losing_lines"] == [[f"{m} {forfeit}", ninth] for m in "012"]
+    assert all(
+        side["losing_lines"] == [] for e in exact.values() for side in e["sides"]
+    )  # the teacher never loses
+
+
+def test_the_table_names_where_the_last_stage_loses() -> None:
+    """The exact evaluation keeps each side's likeliest lost games; the table shows the
+    last stage's, as played through ``core.Episode``."""
+    from rollouts.training.recipe.report import losing_lines
+
+    s = resolve(RecipeSettings())
+
+    def corner_only(observations: list[str]) -> list[str]:  # cell 0 whenever it is free
+        return [
+            "<move>0</move>" if "Legal moves: 0," in o else "<move>8</move>" for o in observations
+        ]
+
+    exact = exact_evaluation(s, corner_only)
+    results = {"stages": {"rl1": {"label": "RL1", "exact": exact}}}
+    lines = losing_lines(results, ["rl1"])
+    assert lines[1].startswith("Where RL1 loses")
+    optimal_second = [x for x in lines if "optimal opponent, moving second" in x]
+    assert optimal_second and "`" in optimal_second[0]
+    worst = exact["optimal"]["sides"][1]["losing_lines"][0]
+    assert f"`{worst[0]}` {100 * worst[1]:.2f}%" in optimal_second[0]
+    assert losing_lines({"stages": {"sft": {"label": "SFT"}}}, ["sft"]) == []
 
 
 def test_held_out_sets_differ_from_training_and_alternate_sides() -> None:

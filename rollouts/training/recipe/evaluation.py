@@ -79,7 +79,18 @@ def student_errors(
     return wrong
 
 
-def exact_outcomes(task: Any, replies_to: Any, opponent: Any) -> dict[str, float]:
+def played_line(episode: Any) -> str:
+    """The moves of a finished ``core.Episode`` in the order played, from the initial
+    position (an invalid reply shown as ``?``)."""
+    moves = [*episode.opening, *episode.opponent_first]
+    for event in episode.events:
+        moves += [event.move or "?", *event.opponent_moves]
+    return " ".join(moves)
+
+
+def exact_outcomes(
+    task: Any, replies_to: Any, opponent: Any, losses: dict[str, float] | None = None
+) -> dict[str, float]:
     """The expected W/D/L of a player on ``task``: ``replies_to(observations)`` gives its
     reply to each (a text: a deterministic player; or a mapping of replies to their
     probabilities: a stochastic one), ``opponent.distribution(game, state)`` every move the
@@ -87,7 +98,9 @@ def exact_outcomes(task: Any, replies_to: Any, opponent: Any) -> dict[str, float
     ``core.Episode`` (a ``MoveListOpponent`` replaying one branch), which judges the
     replies and the ending. The branches advance together, a round at a time, so the
     player is asked about every position the round reaches in one batch. No sampling:
-    the figure a held-out sample of games estimates."""
+    the figure a held-out sample of games estimates. ``losses``, when given, gets each lost
+    game's line (:func:`played_line`; of transposed branches, merged, the one that goes on)
+    and its chance."""
     from core.episode import Episode
     from core.opponents import MoveListOpponent, NoMoveLeftError
 
@@ -108,7 +121,11 @@ def exact_outcomes(task: Any, replies_to: Any, opponent: Any) -> dict[str, float
                 payload: Any = (ep.game, e.state)
             else:
                 if ep.done:
-                    totals[ep.result if ep.result in totals else "loss"] += p
+                    result = ep.result if ep.result in totals else "loss"
+                    totals[result] += p
+                    if losses is not None and result == "loss":
+                        line = played_line(ep)
+                        losses[line] = losses.get(line, 0.0) + p
                     continue
                 key = ("player", ep.state, ep.invalid_moves, ep.observation)
                 payload = ep.observation
@@ -133,7 +150,9 @@ def exact_evaluation(s: RecipeSettings, replies_to: Any) -> dict[str, dict[str, 
     """:func:`exact_outcomes` against the random opponent (its legal moves) and the
     optimal one (minimax's tied best moves, as it breaks ties uniformly), both sides
     averaged, as the held-out sets alternate them: win, draw, loss and non-loss rates, and
-    the same for each side (``sides``: the model moving first, then second)."""
+    the same for each side (``sides``: the model moving first, then second), with each
+    side's most likely lost games (``losing_lines``: up to :data:`LOSING_LINES` lines and
+    their chances)."""
     from core.opponents import MinimaxOpponent, RandomOpponent
     from core.tasks import make_tasks
 
@@ -141,17 +160,27 @@ def exact_evaluation(s: RecipeSettings, replies_to: Any) -> dict[str, dict[str, 
     opponents = {"random": RandomOpponent(), "optimal": MinimaxOpponent(plan.opponent_depth)}
     out = {}
     for name, opponent in opponents.items():
-        sides = [  # the model's side 0 and 1
-            exact_outcomes(task, replies_to, opponent)
-            for task in make_tasks(
-                2, seed=1, game=s.game, opening_plies=0, max_random_move_prob=0.0
-            )
-        ]
+        tasks = make_tasks(2, seed=1, game=s.game, opening_plies=0, max_random_move_prob=0.0)
+        lost: list[dict[str, float]] = [{}, {}]  # the model's side 0 and 1
+        sides = [exact_outcomes(t, replies_to, opponent, lost[i]) for i, t in enumerate(tasks)]
         out[name] = {
             **rates(sum(o["win"] for o in sides) / 2, sum(o["draw"] for o in sides) / 2),
-            "sides": [rates(o["win"], o["draw"]) for o in sides],
+            "sides": [
+                {**rates(o["win"], o["draw"]), "losing_lines": likeliest(lines)}
+                for o, lines in zip(sides, lost, strict=True)
+            ],
         }
     return out
+
+
+LOSING_LINES = 3
+"""Lost games kept per side and opponent by :func:`exact_evaluation`."""
+
+
+def likeliest(lines: dict[str, float]) -> list[list[Any]]:
+    """The :data:`LOSING_LINES` likeliest lines as ``[line, chance]`` (ties by line)."""
+    ranked = sorted(lines.items(), key=lambda kv: (-kv[1], kv[0]))[:LOSING_LINES]
+    return [[line, round(p, 4)] for line, p in ranked]
 
 
 def rates(win: float, draw: float) -> dict[str, float]:

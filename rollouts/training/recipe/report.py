@@ -113,6 +113,31 @@ def exact_table(results: dict[str, Any], keys: Sequence[str]) -> list[str]:
     ]
 
 
+def losing_lines(results: dict[str, Any], keys: Sequence[str]) -> list[str]:
+    """The last exactly evaluated stage's likeliest lost games, per opponent and side."""
+    exact = [(results["stages"][k]["label"], results["stages"][k].get("exact")) for k in keys]
+    exact = [(label, e) for label, e in exact if e]
+    if not exact:
+        return []
+    label, e = exact[-1]
+    found = [
+        f"- against the {name} opponent, moving {('first', 'second')[i]}: "
+        + ", ".join(f"`{line}` {100 * p:.2f}%" for line, p in side["losing_lines"])
+        for name, entry in e.items()
+        for i, side in enumerate(entry.get("sides", []))
+        if side.get("losing_lines")
+    ]
+    if not found:
+        return []
+    return [
+        "",
+        f"Where {label} loses (exact, greedy): the likeliest lost games, the moves in the "
+        "order played from the empty board, with each one's chance:",
+        "",
+        *found,
+    ]
+
+
 def curve_table(results: dict[str, Any]) -> list[str]:
     """The RL stages' learning curve (``--eval-every``): exact figures every few updates."""
     points = [(stage, p) for stage, ps in results.get("curve", {}).items() for p in ps]
@@ -226,7 +251,7 @@ def markdown(results: dict[str, Any]) -> str:
         ]
     else:
         lines += ["Greedy decoding:", "", *stage_table(results, "greedy", main)]
-    lines += [*exact_table(results, main), *curve_table(results)]
+    lines += [*exact_table(results, main), *losing_lines(results, main), *curve_table(results)]
     if any("sampled" in results["stages"][k] for k in main):
         lines += [
             "",
