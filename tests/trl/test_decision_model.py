@@ -191,9 +191,9 @@ def test_a_shared_prefill_gives_the_replies_plain_generate_gives(
     prefilled once per distinct position; the replies, greedy or sampled from one seed,
     are token for token those of ``generate`` over the whole batch."""
     import torch
-    from transformers import GenerationConfig
 
     from rollouts.training import text_rollout as T
+    from rollouts.training.recipe.evaluation import generation_config
 
     model, tok = tiny
     rollout = T.TextRollout(16, history="none")
@@ -204,14 +204,7 @@ def test_a_shared_prefill_gives_the_replies_plain_generate_gives(
         episode.reset()
         prompts.append(rollout.decision_prompt(tok, episode.observation))
     batch = [prompts[i % 3] for i in range(24)] + [prompts[0][:-1]]  # one shorter row too
-    config = GenerationConfig(
-        do_sample=sample,
-        temperature=1.0 if sample else None,
-        top_k=0 if sample else None,
-        max_new_tokens=16,
-        pad_token_id=tok.pad_token_id,
-        eos_token_id=tok.eos_token_id,
-    )
+    config = generation_config(tok, 16, 1.0 if sample else 0.0)
     assert T._shared_prefill(model, batch, tok.pad_token_id) is not None
     replies = []
     for shared in (True, False):
@@ -231,8 +224,7 @@ def test_exploration_plays_cores_drawn_moves_in_sampled_games_only(
     exploration move, written as a reply that ends the turn, so every game is legal
     throughout whatever the untrained model says; the draws repeat from the task seeds;
     greedy generation (evaluation) never explores."""
-    from transformers import GenerationConfig
-
+    from rollouts.training.recipe.evaluation import generation_config
     from rollouts.training.text_rollout import TextRollout
 
     model, tok = tiny
@@ -240,14 +232,7 @@ def test_exploration_plays_cores_drawn_moves_in_sampled_games_only(
     eos = [tok.eos_token_id]
 
     def config(sample: bool) -> Any:
-        return GenerationConfig(
-            do_sample=sample,
-            temperature=1.0 if sample else None,
-            top_k=0 if sample else None,
-            max_new_tokens=8,
-            pad_token_id=tok.pad_token_id,
-            eos_token_id=tok.eos_token_id,
-        )
+        return generation_config(tok, 8, 1.0 if sample else 0.0)
 
     exploring = TextRollout(8, history=history, explore_epsilon=1.0)
     played = [exploring.play(model, tok, tasks, config(True), eos, 512) for _ in range(2)]
