@@ -43,6 +43,7 @@ _LAZY = {
     "ToolArgumentsError": "core.parsing",
     "parse_tool_arguments": "core.parsing",
     "ScriptedPlayer": "core.players",
+    "legal_replies": "core.players",
     "make_opponent": "core.opponents",
     "MoveListOpponent": "core.opponents",
     "NoMoveLeftError": "core.opponents",

@@ -144,6 +144,34 @@ def identify_game(text: str) -> Game[Any, Any]:
     raise ConversationError("no gamebridge game found in the system prompt")
 
 
+def legal_replies(game: Game[Any, Any], observation: str) -> list[str]:
+    """Every legal reply to ``observation``, in the canonical form (``format_reply``): the
+    replies a constrained decoder may choose from. The position is read back from the
+    observation as a scripted player reads it (``game.parse_board``) and each legal move
+    written in the game's notation, in ``legal_moves`` order; a game with hidden
+    information gives the moves its observation lists. Empty once the game is over. Each
+    reply parses (``parse_reply``) to a move ``game.play`` accepts in that position
+    (Wordle: every word of its allowed list, 11,392 replies at every guess).
+
+    >>> from core.games import make_game
+    >>> game = make_game("tictactoe")
+    >>> legal_replies(game, game.render(game.apply(game.initial_state(), 4)))[:3]
+    ['<move>0</move>', '<move>1</move>', '<move>2</move>']
+    """
+    if game.spec.hidden_information:
+        listed = listed_moves(observation)
+        if listed is None:
+            raise ConversationError("the observation lists no legal move")
+        return [format_reply(m) for m in listed]
+    try:
+        state = game.parse_board(observation)
+    except (GameError, ValueError, IndexError) as exc:
+        raise ConversationError(
+            f"cannot read a {game.spec.title} board from the observation"
+        ) from exc
+    return [format_reply(game.move_to_text(state, m)) for m in game.legal_moves(state)]
+
+
 @dataclass(frozen=True)
 class ListedMoves:
     """What a scripted player knows in a game with hidden information: the legal
