@@ -52,6 +52,7 @@ from core import conversation as chat
 from core.batch_stats import exploration_move, stat_columns, training_decisions
 from core.episode import Episode
 from core.parsing import format_reply
+from core.players import legal_replies
 from core.tasks import Task
 
 
@@ -126,6 +127,7 @@ class TextRollout:
         group: str = "game",
         continuation: str = "sample",
         explore_epsilon: float = 0.0,
+        constrained: bool = False,
     ) -> None:
         if history not in self.HISTORIES:
             raise ValueError(f"history must be one of {self.HISTORIES}, not {history!r}")
@@ -151,6 +153,16 @@ class TextRollout:
             raise ValueError(f"explore_epsilon must be a number in [0, 1], got {explore_epsilon!r}")
         if not 0.0 <= explore_epsilon <= 1.0:
             raise ValueError(f"explore_epsilon must be in [0, 1], got {explore_epsilon!r}")
+        if not isinstance(constrained, bool):
+            raise ValueError(f"constrained must be True or False, got {constrained!r}")
+        self.constrained = constrained
+        """Constrained decoding (an option): every reply is one of the legal replies core
+        lists for its observation (``core.players.legal_replies``) followed by the end of
+        turn (``rollouts.model.constrained``), in held-out play and in the GRPO games. The
+        model is unchanged: a legal-move rate then says nothing about it. GRPO scores the
+        constrained replies with the model's own (unconstrained) token probabilities.
+        transformers ``generate`` only (refused under vLLM)."""
+        self._tries: Any = None
         self.group = group
         self.continuation = continuation
         self.explore_epsilon = float(explore_epsilon)
@@ -228,11 +240,16 @@ class TextRollout:
         sequences: list[list[int]],
         generation_config: Any,
         eos_token_ids: Sequence[int],
+        legal: Sequence[Sequence[str] | None] | None = None,
     ) -> list[list[int]]:
         """One reply per token sequence (batched, left-padded), each cut after
         its first end-of-turn token. Under a vLLM trainer the replies come from vLLM
         (sampled with the trainer's settings; a greedy ``generation_config`` is not
-        honoured there)."""
+        honoured there). ``legal`` (constrained decoding): for each sequence the replies
+        it may give (None: any), each then one of them followed by the tokenizer's end of
+        turn (``rollouts.model.constrained``); None: generation as it is without."""
+        if legal is not None and self.vllm is not None:
+            raise ValueError("constrained decoding needs transformers generate, not vLLM")
         if self.vllm is not None:
             completions, _ = self.vllm._generate_single_turn(sequences, None, None, 1)
             return [_cut(list(c), eos_token_ids, self.max_new_tokens) for c in completions]
@@ -242,13 +259,37 @@ class TextRollout:
         width = ids.shape[1]
         config = copy.deepcopy(generation_config)
         config.max_new_tokens = self.max_new_tokens
+        shared: dict[str, Any] = {}
+        if legal is not None:
+            from transformers import LogitsProcessorList
+
+            constraint = self.reply_tries(tokenizer).constraint(legal, width, self.max_new_tokens)
+            shared["logits_processor"] = LogitsProcessorList([constraint])
         with torch.no_grad():
             cache = _shared_prefill(model, sequences, tokenizer.pad_token_id)
-            shared = {} if cache is None else {"cache": cache}
+            if cache is not None:
+                shared["cache"] = cache
             out = model.generate(
                 input_ids=ids, attention_mask=mask, generation_config=config, **shared
             )
         return [_cut(row, eos_token_ids, self.max_new_tokens) for row in out[:, width:].tolist()]
+
+    def reply_tries(self, tokenizer: Any) -> Any:
+        """The token tries of legal replies for ``tokenizer`` (``ReplyTries``, cached)."""
+        if self._tries is None or self._tries.tokenizer is not tokenizer:
+            from rollouts.model.constrained import ReplyTries
+
+            self._tries = ReplyTries(tokenizer)
+        return self._tries
+
+    def legal(
+        self, episodes: Sequence[Episode], observations: Sequence[str]
+    ) -> list[list[str]] | None:
+        """Under :attr:`constrained`, the legal replies to each episode's observation
+        (core's ``legal_replies``); else None (unconstrained)."""
+        if not self.constrained:
+            return None
+        return [legal_replies(ep.game, o) for ep, o in zip(episodes, observations, strict=True)]
 
     @staticmethod
     def one_decision_each(played: Played) -> Played:
@@ -314,12 +355,18 @@ class TextRollout:
         """``history="none"``: one game per task, each reply from the current
         observation alone, all games batched turn by turn."""
         episodes = [Episode(task) for task in tasks]
-        contexts = [self.decision_prompt(tokenizer, ep.reset()) for ep in episodes]
+        observations = [ep.reset() for ep in episodes]
+        contexts = [self.decision_prompt(tokenizer, o) for o in observations]
         decisions: list[list[tuple[list[int], list[int]]]] = [[] for _ in episodes]
         active = list(range(len(episodes)))
         while active:
             replies = self.generate(
-                model, tokenizer, [contexts[i] for i in active], generation_config, eos_token_ids
+                model,
+                tokenizer,
+                [contexts[i] for i in active],
+                generation_config,
+                eos_token_ids,
+                self.legal([episodes[i] for i in active], [observations[i] for i in active]),
             )
             still = []
             for i, reply in zip(active, replies, strict=True):
@@ -330,6 +377,7 @@ class TextRollout:
                 result = episodes[i].step(tokenizer.decode(reply, skip_special_tokens=True))
                 if result.done:
                     continue
+                observations[i] = result.observation
                 contexts[i] = self.decision_prompt(tokenizer, result.observation)
                 still.append(i)
             active = still
@@ -376,6 +424,7 @@ class TextRollout:
         trunk = self.play_decisions(model, tokenizer, heads, later, eos_token_ids)
         episodes: list[Episode] = []
         contexts: list[list[int]] = []
+        observations: list[str] = []
         for g, (task, decisions) in enumerate(zip(heads, trunk.decisions or [], strict=True)):
             (at,) = training_decisions(task.seed, g, list(range(len(decisions))), 1)
             prefix = [tokenizer.decode(r, skip_special_tokens=True) for _, r in decisions[:at]]
@@ -385,6 +434,7 @@ class TextRollout:
                 for reply in prefix:
                     observation = ep.step(reply).observation
                 episodes.append(ep)
+                observations.append(observation)
                 contexts.append(self.decision_prompt(tokenizer, observation))
         first = [list(c) for c in contexts]
         replies: list[list[int] | None] = [None] * len(episodes)
@@ -392,7 +442,12 @@ class TextRollout:
         while active:
             config = generation_config if replies[active[0]] is None else later
             generated = self.generate(
-                model, tokenizer, [contexts[i] for i in active], config, eos_token_ids
+                model,
+                tokenizer,
+                [contexts[i] for i in active],
+                config,
+                eos_token_ids,
+                self.legal([episodes[i] for i in active], [observations[i] for i in active]),
             )
             still = []
             for i, reply in zip(active, generated, strict=True):
@@ -403,6 +458,7 @@ class TextRollout:
                 result = episodes[i].step(tokenizer.decode(reply, skip_special_tokens=True))
                 if result.done:
                     continue
+                observations[i] = result.observation
                 contexts[i] = self.decision_prompt(tokenizer, result.observation)
                 still.append(i)
             active = still
@@ -424,8 +480,10 @@ class TextRollout:
         eos_id = tokenizer.eos_token_id
         episodes = [Episode(task) for task in tasks]
         prompt_ids = []
+        observations = []
         for ep in episodes:
-            messages = chat.opening(ep.system_prompt, ep.reset())
+            observations.append(ep.reset())
+            messages = chat.opening(ep.system_prompt, observations[-1])
             prompt_ids.append(
                 list(
                     tokenizer.apply_chat_template(
@@ -443,6 +501,7 @@ class TextRollout:
                 [prompt_ids[i] + completion[i] for i in active],
                 generation_config,
                 eos_token_ids,
+                self.legal([episodes[i] for i in active], [observations[i] for i in active]),
             )
             still = []
             for i, reply in zip(active, replies, strict=True):
@@ -464,6 +523,7 @@ class TextRollout:
                     continue
                 completion[i] += suffix
                 env_mask[i] += [0] * len(suffix)
+                observations[i] = result.observation
                 still.append(i)
             active = still
         return Played(episodes, prompt_ids, completion, env_mask)

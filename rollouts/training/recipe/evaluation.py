@@ -31,25 +31,31 @@ def greedy_replies(
     observations: Sequence[str],
     max_new_tokens: int,
     batch_size: int = 256,
+    *,
+    game: str | None = None,
 ) -> list[str]:
     """The model's greedy reply to each observation as the only user turn: the
     one-decision prompt and the batched generation of the held-out evaluation
-    (``TextRollout.decision_prompt`` and ``TextRollout.generate``)."""
+    (``TextRollout.decision_prompt`` and ``TextRollout.generate``). ``game`` (constrained
+    decoding, an option): each reply restricted to the legal replies core lists for its
+    observation of that game (``core.players.legal_replies``); None: unconstrained."""
+    from core.games import make_game
+    from core.players import legal_replies
     from rollouts.training.text_rollout import TextRollout
 
-    rollout = TextRollout(max_new_tokens, history="none")
+    rollout = TextRollout(max_new_tokens, history="none", constrained=game is not None)
+    board = None if game is None else make_game(game)
     config = generation_config(tokenizer, max_new_tokens)
     replies: list[str] = []
     was_training = model.training
     model.eval()
     try:
         for start in range(0, len(observations), batch_size):
-            contexts = [
-                rollout.decision_prompt(tokenizer, o)
-                for o in observations[start : start + batch_size]
-            ]
+            chunk = observations[start : start + batch_size]
+            contexts = [rollout.decision_prompt(tokenizer, o) for o in chunk]
+            legal = None if board is None else [legal_replies(board, o) for o in chunk]
             generated = rollout.generate(
-                model, tokenizer, contexts, config, [tokenizer.eos_token_id]
+                model, tokenizer, contexts, config, [tokenizer.eos_token_id], legal
             )
             replies += [tokenizer.decode(r, skip_special_tokens=True) for r in generated]
     finally:
@@ -62,7 +68,8 @@ def student_errors(
 ) -> set[str]:
     """The observations of ``support`` where the model's greedy reply is not one of
     the teacher's moves there (a malformed reply counts as wrong), read the way
-    ``core.Episode`` reads a reply (``core.parsing.parse_reply``)."""
+    ``core.Episode`` reads a reply (``core.parsing.parse_reply``). Never constrained: the
+    hard-example phase trains the model on its own errors, illegal moves included."""
     from core.parsing import FormatError, parse_reply
 
     observations = list(support)
@@ -193,15 +200,17 @@ def rates(win: float, draw: float) -> dict[str, float]:
     }
 
 
-def model_replies_to(model: Any, tokenizer: Any, max_new_tokens: int) -> Any:
+def model_replies_to(
+    model: Any, tokenizer: Any, max_new_tokens: int, *, game: str | None = None
+) -> Any:
     """The model's greedy replies to observations, each asked once, the new ones in one
-    batch (:func:`greedy_replies`)."""
+    batch (:func:`greedy_replies`; ``game``: constrained to its legal replies)."""
     cache: dict[str, str] = {}
 
     def replies_to(observations: Sequence[str]) -> list[str]:
         new = list(dict.fromkeys(o for o in observations if o not in cache))
         if new:
-            replies = greedy_replies(model, tokenizer, new, max_new_tokens)
+            replies = greedy_replies(model, tokenizer, new, max_new_tokens, game=game)
             cache.update(zip(new, replies, strict=True))
         return [cache[o] for o in observations]
 
@@ -292,15 +301,17 @@ def evaluate_model(
     max_new_tokens: int,
     temperature: float = 0.0,
     seed: int = 0,
+    constrained: bool = False,
 ) -> dict[str, Any]:
     """Held-out play of every set through ``core.Episode`` (``TextRollout`` with
-    one-decision prompts), greedy unless ``temperature`` > 0."""
+    one-decision prompts), greedy unless ``temperature`` > 0; ``constrained``: every
+    reply one of the legal replies core lists (constrained decoding, an option)."""
     import torch
 
     from rollouts.training.text_rollout import TextRollout
 
     config = generation_config(tokenizer, max_new_tokens, temperature)
-    rollout = TextRollout(max_new_tokens, history="none")
+    rollout = TextRollout(max_new_tokens, history="none", constrained=constrained)
     was_training = model.training
     model.eval()
     out = {}

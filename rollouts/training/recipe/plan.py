@@ -171,6 +171,12 @@ class RecipeSettings:
     """Epsilon-greedy exploration in the GRPO games: each decision is, with this chance, a
     uniformly drawn legal move instead of the model's sampled reply
     (``TextRollout(explore_epsilon=...)``)."""
+    constrained_decoding: bool = False
+    """Constrained decoding, an option: the model's replies restricted to the legal moves
+    core lists (``core.players.legal_replies``; ``rollouts.model.constrained``), in every
+    evaluation (greedy, sampled, ladder, exact) and in the GRPO games; SFT and the
+    hard-example phase are unchanged. The table says so: legal-move rates then say nothing
+    about the model itself."""
     rl_max_invalid_moves: int = 0
     """Invalid replies allowed per GRPO game (0: the first forfeits)."""
     eval_games: int = 400

@@ -94,7 +94,7 @@ def exact_table(results: dict[str, Any], keys: Sequence[str]) -> list[str]:
 
     return [
         "",
-        "Exact expectation, greedy (the teacher as it plays, with its ties and random "
+        f"Exact expectation, {decoding(results, 'greedy')} (the teacher as it plays, with its ties and random "
         "moves): every move each side may play enumerated with its probability (the random "
         "opponent's legal moves, the optimal one's tied best moves, each equally likely), "
         "both sides averaged (and each side: the model moving first, then second), every "
@@ -161,6 +161,20 @@ def curve_table(results: dict[str, Any]) -> list[str]:
     ]
 
 
+CONSTRAINED = (
+    "constrained decoding: replies restricted to legal moves (an option; legal-move rates "
+    "then say nothing about the model)"
+)
+"""What the table says of a run with ``--constrained-decoding``."""
+
+
+def decoding(results: dict[str, Any], kind: str) -> str:
+    """A table's decoding, as its heading names it (``Greedy``, ``Sampled (temperature
+    1)``), with ", constrained to legal moves" when the run constrained its replies."""
+    constrained = results["settings"].get("constrained_decoding")
+    return kind + (", constrained to legal moves" if constrained else "")
+
+
 def method_line(results: dict[str, Any]) -> str:
     """The run's method in one sentence: the command, model, data, SFT and RL settings."""
     s = results["settings"]
@@ -168,9 +182,15 @@ def method_line(results: dict[str, Any]) -> str:
     games = {name: e["games"] for name, e in results["teacher"]["held_out"].items()}
     return (
         f"`gamebridge train recipe --game {s['game']}"
-        f"{' --teacher weak' if s.get('teacher') == 'weak' else ''}`"
+        f"{' --teacher weak' if s.get('teacher') == 'weak' else ''}"
+        f"{' --constrained-decoding' if s.get('constrained_decoding') else ''}`"
         f"{' --quick' if s['quick'] else ''}: "
-        f"tiny Qwen2 of {m['parameters']:,} parameters (vocab {m['vocab']}), "
+        + (
+            f"**{CONSTRAINED[0].upper()}{CONSTRAINED[1:]}**; "
+            if s.get("constrained_decoding")
+            else ""
+        )
+        + f"tiny Qwen2 of {m['parameters']:,} parameters (vocab {m['vocab']}), "
         f"{results['teacher']['kept']} of {results['teacher']['games']} teacher games kept "
         f"({results['teacher']['decisions']} decisions)"
         + (
@@ -243,19 +263,24 @@ def markdown(results: dict[str, Any]) -> str:
     ladder = is_ladder_game(s["game"])
     if ladder:
         lines += [
-            "The ladder (greedy): the teacher and each stage against random, then "
+            f"The ladder ({decoding(results, 'greedy')}): the teacher and each stage against "
+            "random, then "
             "alpha-beta at rising depths; every rung plays the same seeded openings, "
             "sides alternating, through `core.Episode`:",
             "",
             *ladder_table(results, "greedy"),
         ]
     else:
-        lines += ["Greedy decoding:", "", *stage_table(results, "greedy", main)]
+        lines += [
+            f"{decoding(results, 'Greedy decoding')}:",
+            "",
+            *stage_table(results, "greedy", main),
+        ]
     lines += [*exact_table(results, main), *losing_lines(results, main), *curve_table(results)]
     if any("sampled" in results["stages"][k] for k in main):
         lines += [
             "",
-            f"Sampled (temperature {s['eval_temperature']:g}):",
+            f"{decoding(results, 'Sampled')} (temperature {s['eval_temperature']:g}):",
             "",
             *(
                 ladder_table(results, "sampled")

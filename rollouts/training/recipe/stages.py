@@ -124,6 +124,7 @@ def run_rl_stages(
                 group=s.rl_group,
                 continuation="greedy" if s.rl_group == "position" else "sample",
                 explore_epsilon=s.explore_epsilon,
+                constrained=s.constrained_decoding,
             ),
         )
         model = trainer.model
@@ -159,7 +160,9 @@ def curve_callback(
             was_training = model.training
             model.eval()
             with torch.no_grad():
-                replies = model_replies_to(model, tokenizer, PLANS[s.game].max_new_tokens)
+                replies = model_replies_to(
+                    model, tokenizer, PLANS[s.game].max_new_tokens, game=constrained_game(s)
+                )
                 points.append({"update": state.global_step, **exact_evaluation(s, replies)})
             model.train(was_training)
 
@@ -177,13 +180,16 @@ def record(
     sampled: bool,
 ) -> None:
     plan = PLANS[s.game]
+    constrained = s.constrained_decoding
     entry = {
         "label": label,
-        "greedy": evaluate_model(model, tokenizer, sets, max_new_tokens=plan.max_new_tokens),
+        "greedy": evaluate_model(
+            model, tokenizer, sets, max_new_tokens=plan.max_new_tokens, constrained=constrained
+        ),
     }
     if plan.exact:
         entry["exact"] = exact_evaluation(
-            s, model_replies_to(model, tokenizer, plan.max_new_tokens)
+            s, model_replies_to(model, tokenizer, plan.max_new_tokens, game=constrained_game(s))
         )
     if sampled:
         entry["sampled"] = evaluate_model(
@@ -193,8 +199,15 @@ def record(
             max_new_tokens=plan.max_new_tokens,
             temperature=s.eval_temperature,
             seed=s.seed,
+            constrained=constrained,
         )
     results["stages"][key] = entry
+
+
+def constrained_game(s: RecipeSettings) -> str | None:
+    """The game whose legal replies the model's replies are restricted to (constrained
+    decoding, ``--constrained-decoding``), or None."""
+    return s.game if s.constrained_decoding else None
 
 
 def line(key: str, entry: dict[str, Any]) -> str:
