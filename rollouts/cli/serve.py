@@ -41,6 +41,12 @@ def _add_serve(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--temperature", type=float, default=0.0, help="model backend: 0 is greedy (default)"
     )
+    p.add_argument(
+        "--constrained-decoding",
+        action="store_true",
+        help="model backend, an option: replies restricted to the legal moves core lists "
+        "(/health says so)",
+    )
     p.set_defaults(func=_run_serve)
 
 
@@ -51,6 +57,8 @@ def _run_serve(args: argparse.Namespace) -> int:
     watch()  # started by rollouts.model.servers (a test, make faults): stop when the parent ends
 
     backend = None
+    if args.constrained_decoding and not args.model_path:
+        raise UsageError("serve-policy: --constrained-decoding needs --model-path")
     if args.model_path:
         from rollouts.model.transformers_backend import ModelPathError, TransformersModel
 
@@ -61,6 +69,7 @@ def _run_serve(args: argparse.Namespace) -> int:
                 model_name=args.model_name,
                 context=args.context,
                 temperature=args.temperature,
+                constrained=args.constrained_decoding,
             )
         except (ModelPathError, ValueError) as e:
             raise UsageError(f"serve-policy: {e}") from None

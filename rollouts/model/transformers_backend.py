@@ -23,6 +23,12 @@ counts the model's tokens, and a reply cut at its token limit finishes with
 ``move`` argument (core's parser reads it); a reply without one is passed on
 as it is, for the game to reject, as a model's bad tool argument would be.
 Generation runs under a lock: one request at a time (CPU).
+
+``constrained=True`` (``serve-policy --constrained-decoding``, an option): every reply is
+one of the legal replies core lists for the conversation's last observation
+(``core.players.legal_replies``, the game found from the system prompt as a scripted
+player finds it), by the token trie of ``rollouts.model.constrained``; ``/health`` and
+the start line name it, since the replies are then not the model's alone.
 """
 
 from __future__ import annotations
@@ -52,6 +58,7 @@ class TransformersModel:
         temperature: float = 0.0,
         max_new_tokens: int = 24,
         threads: int = 1,
+        constrained: bool = False,
     ) -> None:
         if context not in CONTEXTS:
             raise ValueError(f"context must be one of {CONTEXTS}, not {context!r}")
@@ -77,7 +84,9 @@ class TransformersModel:
         self.model.eval()
         self.model_path = str(path)
         self.model_name = model_name or str(model_path)
-        self.policy = f"model:{path}"
+        self.policy = f"model:{path}" + (", constrained to legal moves" if constrained else "")
+        self.constrained = constrained
+        self._tries: Any = None
         self.context = context
         self.temperature = temperature
         self.max_new_tokens = max_new_tokens
@@ -108,6 +117,28 @@ class TransformersModel:
             code="unplayable_conversation",
         )
 
+    def legal(self, messages: list[dict[str, Any]]) -> list[str]:
+        """The legal replies to the conversation's last observation (core's
+        ``legal_replies``; the game named by its system prompt)."""
+        from core.players import ConversationError, identify_game, legal_replies, message_text
+        from rollouts.model.policy_server import RequestError
+
+        system = "\n".join(
+            message_text(m) for m in messages if m.get("role") in ("system", "developer")
+        )
+        seen = [message_text(m) for m in messages if m.get("role") in ("user", "tool")]
+        try:
+            game = identify_game(system or (seen[0] if seen else ""))
+            if not seen:
+                raise ConversationError("no observation to read the board from")
+            return legal_replies(game, seen[-1])
+        except ConversationError as e:
+            raise RequestError(
+                f"constrained decoding cannot list the legal moves: {e}",
+                status=422,
+                code="unplayable_conversation",
+            ) from None
+
     def generate(
         self,
         chat: list[dict[str, Any]],
@@ -116,11 +147,13 @@ class TransformersModel:
         top_p: float | None = None,
         max_tokens: int | None = None,
         seed: int | None = None,
+        legal: list[str] | None = None,
     ) -> tuple[str, int, int, bool]:
         """The model's reply text to ``chat``, the prompt's and the reply's token
         counts, and whether the reply was cut at ``max_tokens``. ``temperature``
         ``None``: the server's; a sampled reply is seeded by ``seed`` and the
-        conversation, or (a request's temperature, no seed) afresh."""
+        conversation, or (a request's temperature, no seed) afresh. ``legal``: the
+        replies allowed (constrained decoding), else None."""
         torch = self.torch
         tok = self.tokenizer
         ids = tok.apply_chat_template(
@@ -130,6 +163,16 @@ class TransformersModel:
         temp = self.temperature if temperature is None else temperature
         sample = temp > 0
         limit = self.max_new_tokens if max_tokens is None else max_tokens
+        extra: dict[str, Any] = {}
+        if legal is not None:
+            from transformers import LogitsProcessorList
+
+            from rollouts.model.constrained import ReplyTries
+
+            if self._tries is None:
+                self._tries = ReplyTries(tok)
+            constraint = self._tries.constraint([legal], len(ids), limit)
+            extra["logits_processor"] = LogitsProcessorList([constraint])
         with self._lock, torch.no_grad():
             if sample and (seed is not None or temperature is None):
                 torch.manual_seed(int.from_bytes(digest[:8], "big") % 2**63)
@@ -145,6 +188,7 @@ class TransformersModel:
                 max_new_tokens=limit,
                 eos_token_id=tok.eos_token_id,
                 pad_token_id=tok.pad_token_id,
+                **extra,
             )
         reply = out[0, len(ids) :].tolist()
         ended = bool(reply) and reply[-1] == tok.eos_token_id
@@ -160,7 +204,10 @@ class TransformersModel:
         from core.parsing import TOOL_ARGUMENT, FormatError, parse_reply
         from rollouts.model.policy_server import Answer, _digest
 
-        text, prompt_tokens, tokens, cut = self.generate(self.prompt(messages), **options)
+        legal = self.legal(messages) if self.constrained else None
+        text, prompt_tokens, tokens, cut = self.generate(
+            self.prompt(messages), **options, legal=legal
+        )
         convo = tuple((m["role"], m.get("content") or "") for m in messages)
         call_id = "call_" + _digest("call", self.model_path, convo)
         if use_tool:

@@ -238,4 +238,48 @@ def test_the_flag_parses_is_kept_and_the_table_says_so() -> None:
     assert "--constrained-decoding`" in on and CONSTRAINED[1:] in on
     assert "Greedy decoding, constrained to legal moves:" in on
     assert "Sampled, constrained to legal moves (temperature 1):" in on
+    assert "| legal moves (constrained) | format |" in on
     assert "constrained" not in off and "Greedy decoding:" in off
+
+    from rollouts.training.recipe import line
+
+    entry = {"label": "SFT", "greedy": {"random": summarize([])}}
+    assert "constrained" not in line("sft", entry)
+    assert "replies restricted to legal moves" in line("sft", {**entry, "constrained": True})
+
+
+def test_serve_policy_can_constrain_a_checkpoints_replies_and_says_so(
+    untrained: tuple[Any, Any], tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``serve-policy --model-path --constrained-decoding``: the transformers backend's
+    replies (text and tool calls) are legal replies of the conversation's game; its
+    description (``/health``, the start line) names the option."""
+    import json
+
+    from core.episode import Episode
+    from core.players import legal_replies
+    from core.tasks import make_tasks
+    from rollouts.cli import main
+    from rollouts.model.policy_server import RequestError
+    from rollouts.model.transformers_backend import TransformersModel
+    from rollouts.training.tiny import save_tiny
+
+    path = save_tiny(*untrained, tmp_path / "model")
+    held = TransformersModel(path, constrained=True, max_new_tokens=8)
+    free = TransformersModel(path, max_new_tokens=8)
+    assert held.policy.endswith("constrained to legal moves") and "constrained" not in free.policy
+    for game in ("tictactoe", "connect_four"):
+        ep = Episode(make_tasks(1, seed=4, game=game)[0])
+        messages = [
+            {"role": "system", "content": ep.system_prompt},
+            {"role": "user", "content": ep.reset()},
+        ]
+        legal = legal_replies(ep.game, messages[-1]["content"])
+        assert held.answer(messages, False).text in legal
+        assert free.answer(messages, False).text not in legal
+        call = json.loads(held.answer(messages, True).arguments)
+        assert f"<move>{call['move']}</move>" in legal
+    with pytest.raises(RequestError, match="cannot list the legal moves"):
+        held.answer([{"role": "user", "content": "hello"}], False)
+    assert main(["serve-policy", "--constrained-decoding"]) == 2
+    assert "--constrained-decoding needs --model-path" in capsys.readouterr().err

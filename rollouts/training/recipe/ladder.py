@@ -114,7 +114,10 @@ def ladder_table(results: dict[str, Any], decoding: str) -> list[str]:
     if not rows:
         return []
     names = list(rows[0][1])
-    head = ["player", *(f"vs {n} W/D/L %, win [95% CI]" for n in names), "legal moves"]
+    legal_head = "legal moves" + (
+        " (constrained)" if results.get("settings", {}).get("constrained_decoding") else ""
+    )
+    head = ["player", *(f"vs {n} W/D/L %, win [95% CI]" for n in names), legal_head]
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for label, per in rows:
         replies = sum(per[n]["replies"] for n in names)

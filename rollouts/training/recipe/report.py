@@ -30,7 +30,8 @@ def stage_table(results: dict[str, Any], decoding: str, keys: Sequence[str]) -> 
             head += ["solved % [95% CI]", "mean guesses"]
         else:
             head += [f"vs {name} W/D/L %", "win [95% CI]", "non-loss [95% CI]"]
-    head += ["legal moves", "format"]
+    constrained = results.get("settings", {}).get("constrained_decoding")
+    head += ["legal moves (constrained)" if constrained else "legal moves", "format"]
     rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
 
     def cells(label: str, per_set: dict[str, Any]) -> str:

@@ -187,6 +187,8 @@ def record(
             model, tokenizer, sets, max_new_tokens=plan.max_new_tokens, constrained=constrained
         ),
     }
+    if constrained:
+        entry["constrained"] = True  # the log line says so
     if plan.exact:
         entry["exact"] = exact_evaluation(
             s, model_replies_to(model, tokenizer, plan.max_new_tokens, game=constrained_game(s))
@@ -216,6 +218,8 @@ def line(key: str, entry: dict[str, Any]) -> str:
         parts.append(
             f"{name}: {e['wins']}/{e['draws']}/{e['losses']} legal {e['legal_move_rate']:.3f}"
         )
+    if entry.get("constrained"):
+        parts.append("(constrained decoding: replies restricted to legal moves)")
     return "  ".join(parts)
 
 
