@@ -31,7 +31,7 @@ from typing import Any
 from core import prompts
 from core.events import TEXT, TOOL, Ending, EpisodeTermination, Event, Result
 from core.games import make_game
-from core.games.base import GameError, IllegalMoveError, InvalidMoveError, Outcome
+from core.games.base import Game, GameError, IllegalMoveError, InvalidMoveError, Outcome
 from core.opponents import NoMoveLeftError, Opponent, make_opponent, opponent_rng
 from core.parsing import (
     FormatError,
@@ -108,6 +108,40 @@ class ToolCall:
     arguments (any JSON value). A plain mapping in that list means the same."""
 
     arguments: Any
+
+
+def resolve_chance(game: Game[Any, Any], task: Task, state: Any) -> Any:
+    """``state`` with every chance node from it on resolved: each outcome drawn
+    by its probability from an RNG derived from the task seed and the position,
+    so every rollout of a task meets the same dice and cards."""
+    outcomes = game.chance_outcomes(state)
+    while outcomes:
+        point = derive_rng(task.seed, "chance", task.game, state).random()
+        move = outcomes[-1][0]
+        for candidate, probability in outcomes:
+            point -= probability
+            if point < 0:
+                move = candidate
+                break
+        state = game.apply(state, move)
+        outcomes = game.chance_outcomes(state)
+    return state
+
+
+def start_state(task: Task, game: Game[Any, Any] | None = None) -> Any:
+    """The state ``task``'s game starts from, before any opening ply: the game's
+    ``initial_state`` drawn from the task seed, chance resolved. ``Episode.reset``
+    starts here, so this is the one place the draw is made; e.g. a Wordle task's
+    hidden answer is ``start_state(task).answer``, known without playing.
+
+    >>> from core.tasks import Task
+    >>> start_state(Task(game="wordle", seed=7)).answer
+    'yummy'
+    """
+    game = make_game(task.game) if game is None else game
+    return resolve_chance(
+        game, task, game.initial_state(derive_rng(task.seed, "initial", task.game))
+    )
 
 
 class Episode:
@@ -191,7 +225,7 @@ class Episode:
         self._clear()
         self._started = True
         game, task = self.game, self.task
-        state = self._chance(game.initial_state(derive_rng(task.seed, "initial", task.game)))
+        state = start_state(task, game)
         opening_rng = derive_rng(task.seed, "opening", task.game)
         for _ in range(task.opening_plies):
             moves = list(game.legal_moves(state))
@@ -400,22 +434,8 @@ class Episode:
         return {s: Result(self.task.turn_cap_result) for s in self.outside}
 
     def _chance(self, state: Any) -> Any:
-        """``state`` with every chance node from it on resolved: each outcome drawn
-        by its probability from an RNG derived from the task seed and the position,
-        so every rollout of a task meets the same dice and cards."""
-        game, task = self.game, self.task
-        outcomes = game.chance_outcomes(state)
-        while outcomes:
-            point = derive_rng(task.seed, "chance", task.game, state).random()
-            move = outcomes[-1][0]
-            for candidate, probability in outcomes:
-                point -= probability
-                if point < 0:
-                    move = candidate
-                    break
-            state = game.apply(state, move)
-            outcomes = game.chance_outcomes(state)
-        return state
+        """``state`` with every chance node from it on resolved (:func:`resolve_chance`)."""
+        return resolve_chance(self.game, self.task, state)
 
     def _seat_to_move(self) -> int:
         """The outside seat to move (the model's seat once the game is over)."""
