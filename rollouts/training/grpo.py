@@ -260,9 +260,11 @@ def build_trainer(
     rollout: Any = None,
     callbacks: list[Any] | None = None,
     progress: bool = True,
+    tasks: list[Any] | None = None,
 ) -> Any:
     """A ready ``GRPOTrainer`` for the settings (``model``/``tokenizer`` objects
-    override ``s.model``; ``rollout`` overrides the default ``TextRollout``)."""
+    override ``s.model``; ``rollout`` overrides the default ``TextRollout``; ``tasks``
+    the training tasks, default :func:`make_train_tasks`)."""
     try:
         from trl import GRPOTrainer
     except ImportError as e:
@@ -305,7 +307,7 @@ def build_trainer(
         model=model,
         reward_funcs=reward_functions(),
         args=args,
-        train_dataset=make_dataset(make_train_tasks(s), tools=tools),
+        train_dataset=make_dataset(make_train_tasks(s) if tasks is None else tasks, tools=tools),
         processing_class=tokenizer,
         peft_config=peft_config,
         callbacks=callbacks,

@@ -73,6 +73,10 @@ QUICK: dict[str, Any] = {
 }
 """``--quick``: a smoke run of every stage (a minute or two on 2 cores)."""
 
+ONE_PLAYER_STAGES = "0-0"
+"""``rl_stages`` of a one-player game left at the default: one GRPO stage (no opponent, so
+no random-move range to stage)."""
+
 TEACHERS = ("strong", "weak")
 """``--teacher``: whose games SFT imitates (see ``RecipeSettings.teacher``)."""
 
@@ -133,7 +137,9 @@ class RecipeSettings:
     vocab_size: int = 512
     """The locally trained tokenizer's largest vocabulary."""
     rl_stages: str = "0.2-0.7,0-0.25"
-    """Random-move probability ranges, one GRPO stage each."""
+    """Random-move probability ranges, one GRPO stage each. A one-player game (Wordle) has
+    no opponent, so the ranges mean nothing there: its default is one stage
+    (:data:`ONE_PLAYER_STAGES`), and its stages are labelled ``RL1``, ``RL2``, ... only."""
     rl_steps: int = -1
     """GRPO steps per stage (-1: the game's plan; 0: no RL)."""
     num_groups: int = 32
@@ -228,6 +234,8 @@ def resolve(s: RecipeSettings) -> RecipeSettings:
                 continue  # the weak recipe's rates are for its own stages
             if values[key] == getattr(RecipeSettings(), key):
                 values[key] = value
+    if one_player(s.game) and values["rl_stages"] == RecipeSettings().rl_stages:
+        values["rl_stages"] = ONE_PLAYER_STAGES
     if s.quick:
         for key, value in QUICK.items():
             if values[key] == getattr(RecipeSettings(), key):

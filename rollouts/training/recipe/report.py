@@ -218,7 +218,11 @@ def method_line(results: dict[str, Any]) -> str:
         + ", "
         + (
             f"RL {s['rl_steps']} updates x {s['num_groups']}x{s['num_generations']} games per "
-            f"stage (stages {s['rl_stages']}; "
+            + (
+                f"stage ({stages_text(s)}, no opponent to stage: one player; "
+                if one_player(s["game"])
+                else f"stage (stages {s['rl_stages']}; "
+            )
             + (
                 "groups of one position, greedy continuations"
                 if s.get("rl_group", "game") == "position"
@@ -233,7 +237,29 @@ def method_line(results: dict[str, Any]) -> str:
         )
         + f". Held-out games per set: {games}"
         + ("" if one_player(s["game"]) else ", sides alternating")
+        + answers_clause(results)
         + ", through `core.Episode`."
+    )
+
+
+def stages_text(s: dict[str, Any]) -> str:
+    """How many RL stages the settings name, in words: ``one stage``, ``2 stages``."""
+    from rollouts.training.recipe.plan import parse_stages
+
+    n = len(parse_stages(s["rl_stages"]))
+    return "one stage" if n == 1 else f"{n} stages"
+
+
+def answers_clause(results: dict[str, Any]) -> str:
+    """Wordle's held-out answers against the training answers, for the method line."""
+    a = results.get("answers")
+    if not a:
+        return ""
+    return (
+        f", on held-out answers {'disjoint from' if a['disjoint'] else '**overlapping**'} "
+        f"the training answers (held out: {a['held_out']} distinct answers, of the split's "
+        f"{a['split_held_out']:,}; trained on: {a['train']:,} distinct in the teacher games "
+        f"and GRPO tasks, of the split's {a['split_train']:,})"
     )
 
 

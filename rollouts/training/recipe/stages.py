@@ -13,10 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from rollouts.training.recipe.data import (
+    answer_split,
+    answers_of,
     decisions,
     eval_sets,
     exhaustive_teacher_games,
     play_teacher,
+    rl_tasks,
     sft_rows,
     teacher_replies,
     teacher_tasks,
@@ -34,6 +37,7 @@ from rollouts.training.recipe.plan import (
     RecipeSettings,
     kept_results,
     model_config,
+    one_player,
     parse_stages,
     resolve,
     stage_learning_rates,
@@ -82,39 +86,20 @@ def run_rl_stages(
 ) -> Any:
     """The GRPO stages, each followed by its evaluation (``evaluate``; sampled play too
     after the last stage when ``sampled``)."""
-    from rollouts.training.grpo import staged_settings, train_grpo
+    from rollouts.training.grpo import train_grpo
     from rollouts.training.text_rollout import TextRollout
 
     plan = PLANS[s.game]
     stages = parse_stages(s.rl_stages)
-    rates = stage_learning_rates(s)
-    steps = s.rl_steps
     per_game = 1 if s.rl_group == "position" else s.rl_decisions_per_game
     for k, (lo, hi) in enumerate(stages, start=1):
         stage = f"rl{k}"
-        grpo = staged_settings(
-            updates=steps,
-            num_groups=s.num_groups,
-            max_new_tokens=plan.max_new_tokens,
-            game=s.game,
-            opponent="minimax",
-            depth=plan.opponent_depth,
-            opening_plies=plan.opening_plies,
-            max_invalid_moves=s.rl_max_invalid_moves,
-            min_random_move_prob=lo,
-            max_random_move_prob=hi,
-            num_generations=s.num_generations * per_game,
-            temperature=s.temperature,
-            learning_rate=rates[k - 1],
-            loss_type=s.loss_type,
-            epsilon_high=s.epsilon_high,
-            seed=s.seed + 100 * k,
-            output_dir=str(Path(s.output_dir) / stage),
-        )
+        grpo = stage_settings(s, k)
         trainer = train_grpo(
             grpo,
             model=model,
             tokenizer=tokenizer,
+            tasks=rl_tasks(s, grpo),
             progress=s.progress,
             callbacks=curve_callback(s, tokenizer, results.setdefault("curve", {}), stage),
             rollout=TextRollout(
@@ -132,12 +117,71 @@ def run_rl_stages(
         clock.mark(stage)
         if not evaluate:
             continue
-        label = f"RL{k} ({lo:g}-{hi:g})"
+        label = stage_label(s, k, (lo, hi))
         record(s, model, tokenizer, stage, label, results, sets, sampled and k == len(stages))
         _log(s, clock, line(stage, results["stages"][stage]))
         if on_stage is not None:
             on_stage()
     return model
+
+
+def stage_settings(s: RecipeSettings, k: int) -> Any:
+    """The ``GRPOSettings`` of RL stage ``k`` (from 1): its random-move range and learning
+    rate, the recipe's batch, loss and opponent."""
+    from rollouts.training.grpo import staged_settings
+
+    plan = PLANS[s.game]
+    lo, hi = parse_stages(s.rl_stages)[k - 1]
+    per_game = 1 if s.rl_group == "position" else s.rl_decisions_per_game
+    return staged_settings(
+        updates=s.rl_steps,
+        num_groups=s.num_groups,
+        max_new_tokens=plan.max_new_tokens,
+        game=s.game,
+        opponent="minimax",
+        depth=plan.opponent_depth,
+        opening_plies=plan.opening_plies,
+        max_invalid_moves=s.rl_max_invalid_moves,
+        min_random_move_prob=lo,
+        max_random_move_prob=hi,
+        num_generations=s.num_generations * per_game,
+        temperature=s.temperature,
+        learning_rate=stage_learning_rates(s)[k - 1],
+        loss_type=s.loss_type,
+        epsilon_high=s.epsilon_high,
+        seed=s.seed + 100 * k,
+        output_dir=str(Path(s.output_dir) / f"rl{k}"),
+    )
+
+
+def stage_label(s: RecipeSettings, k: int, span: tuple[float, float]) -> str:
+    """RL stage ``k``'s row label: ``RL1 (0.2-0.7)``, its opponent's random-move range; a
+    one-player game has no opponent, so its stages are ``RL1``, ``RL2``, ..."""
+    if one_player(s.game):
+        return f"RL{k}"
+    return f"RL{k} ({span[0]:g}-{span[1]:g})"
+
+
+def answer_facts(s: RecipeSettings, sets: dict[str, list[Any]]) -> dict[str, Any] | None:
+    """For a game with hidden answers (:func:`answer_split`, Wordle): the split's sizes, the
+    distinct answers of the held-out games and of every training game (the teacher's and
+    each RL stage's GRPO tasks, made by the functions the run makes them with) and whether
+    the two are disjoint; None for other games."""
+    split = answer_split(s.game)
+    if split is None:
+        return None
+    held_out = answers_of([t for tasks in sets.values() for t in tasks])
+    train = answers_of(teacher_tasks(s))
+    if s.rl_steps > 0:
+        for k in range(1, len(parse_stages(s.rl_stages)) + 1):
+            train |= answers_of(rl_tasks(s, stage_settings(s, k)))
+    return {
+        "split_train": len(split.train),
+        "split_held_out": len(split.held_out),
+        "train": len(train),
+        "held_out": len(held_out),
+        "disjoint": not train & held_out,
+    }
 
 
 def curve_callback(
@@ -401,6 +445,8 @@ def run_recipe(settings: RecipeSettings) -> dict[str, Any]:
     clock = Clock()
     results: dict[str, Any] = {"settings": asdict(s), "stages": {}, "logs": {}}
     sets = eval_sets(s)
+    if (answers := answer_facts(s, sets)) is not None:
+        results["answers"] = answers
 
     # 1. teacher games and the ceiling
     results["teacher"], pairs, coverage = teacher_stage(s, sets, clock)
