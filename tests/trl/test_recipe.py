@@ -313,10 +313,12 @@ def test_levers_change_one_setting_at_equal_compute() -> None:
     from rollouts.training.levers import variants
 
     base = resolve(RecipeSettings(teacher="weak", docs=""))
-    games = base.num_groups * base.num_generations * base.rl_steps * 2
+    games = (
+        base.num_groups * base.num_generations * base.rl_steps * len(parse_stages(base.rl_stages))
+    )
     rates = {}
     for v in variants(base):
-        s = resolve(replace(base, **v.changes))
+        s = replace(base, **v.changes)  # as `train levers` runs them: no second resolve
         stages = parse_stages(s.rl_stages)
         assert s.num_groups * s.num_generations * s.rl_steps * len(stages) == games, v.name
         rates[v.name] = stage_learning_rates(s)
