@@ -14,7 +14,10 @@ The model reads what it was trained on:
   template (system prompt, every turn; tool calls rendered as text).
 
 Decoding is greedy by default (``temperature`` > 0 samples, seeded by the
-conversation). A request's own ``temperature``, ``top_p``, ``max_tokens`` (or
+conversation). A reply is cut at the checkpoint's own limit when its folder has one
+(``generation_config.json``'s ``max_new_tokens``: the recipe writes the limit it
+evaluated with, so a served reply is cut where the recipe's table cut it), else at
+:data:`DEFAULT_MAX_NEW_TOKENS`. A request's own ``temperature``, ``top_p``, ``max_tokens`` (or
 ``max_completion_tokens``, ``max_output_tokens``) and ``seed`` are honoured, as
 an OpenAI server honours them: a request that sets ``temperature`` > 0 without
 a ``seed`` samples afresh each time; out-of-range values are a 400. Usage
@@ -40,6 +43,8 @@ from pathlib import Path
 from typing import Any
 
 CONTEXTS = ("observation", "chat")
+DEFAULT_MAX_NEW_TOKENS = 24
+"""A reply's token limit when neither the checkpoint nor the request sets one."""
 
 
 class ModelPathError(ValueError):
@@ -56,7 +61,7 @@ class TransformersModel:
         model_name: str | None = None,
         context: str = "observation",
         temperature: float = 0.0,
-        max_new_tokens: int = 24,
+        max_new_tokens: int | None = None,
         threads: int = 1,
         constrained: bool = False,
     ) -> None:
@@ -65,6 +70,8 @@ class TransformersModel:
         if not 0.0 <= temperature <= 10.0:
             raise ValueError(f"temperature must be in [0, 10], not {temperature!r}")
         path = Path(model_path)
+        if not path.exists():
+            raise ModelPathError(f"{path}: no such model folder")
         if not (path / "config.json").is_file():
             raise ModelPathError(f"{path} is not a model folder (no config.json)")
         try:
@@ -79,8 +86,14 @@ class TransformersModel:
 
         torch.set_num_threads(threads)
         self.torch = torch
-        self.tokenizer = load_tokenizer(str(path))
-        self.model = AutoModelForCausalLM.from_pretrained(str(path))
+        try:
+            self.tokenizer = load_tokenizer(str(path))
+            self.model = AutoModelForCausalLM.from_pretrained(str(path))
+        except (OSError, ValueError, KeyError, TypeError) as e:  # a folder transformers cannot read
+            why = " ".join(str(e).split())[:300] or type(e).__name__
+            raise ModelPathError(f"{path}: cannot load the model ({why})") from None
+        if getattr(self.tokenizer, "chat_template", None) is None:
+            raise ModelPathError(f"{path}: the tokenizer has no chat template to render a chat")
         self.model.eval()
         self.model_path = str(path)
         self.model_name = model_name or str(model_path)
@@ -89,7 +102,11 @@ class TransformersModel:
         self._tries: Any = None
         self.context = context
         self.temperature = temperature
-        self.max_new_tokens = max_new_tokens
+        self.max_new_tokens = (
+            max_new_tokens
+            or getattr(self.model.generation_config, "max_new_tokens", None)
+            or DEFAULT_MAX_NEW_TOKENS
+        )
         self._lock = threading.Lock()
         self.seed = None  # /health reports it (the scripted backend's seed)
 
@@ -196,7 +213,8 @@ class TransformersModel:
         if tok.pad_token_id is not None and tok.pad_token_id != tok.eos_token_id:
             count -= reply.count(tok.pad_token_id)
         cut = not ended and count >= limit
-        return tok.decode(reply, skip_special_tokens=True).strip(), len(ids), count, cut
+        # The text as generated (no strip), as the recipe's evaluation reads it.
+        return tok.decode(reply, skip_special_tokens=True), len(ids), count, cut
 
     def answer(self, messages: list[dict[str, Any]], use_tool: bool, **options: Any) -> Any:
         """The model's ``Answer`` (``rollouts.model.policy_server.Answer``);

@@ -243,11 +243,26 @@ def build_model(tokenizer: Any, seed: int = 0, **overrides: Any) -> Any:
 
 
 def save_tiny(
-    model: Any, tokenizer: Any, path: str | Path, info: dict[str, Any] | None = None
+    model: Any,
+    tokenizer: Any,
+    path: str | Path,
+    info: dict[str, Any] | None = None,
+    *,
+    max_new_tokens: int | None = None,
 ) -> Path:
-    """Save a tiny model and its tokenizer (loadable with :func:`load_tokenizer`)."""
+    """Save a tiny model and its tokenizer (loadable with :func:`load_tokenizer`).
+    ``max_new_tokens``: the reply limit the model was evaluated with, written into the
+    folder's ``generation_config.json`` (the live model's config is left as it is), so
+    ``serve-policy --model-path`` cuts a reply where the evaluation cut it (vLLM reads
+    the same field as its default ``max_tokens``)."""
     out = Path(path)
     model.save_pretrained(out)
+    if max_new_tokens is not None:
+        import copy
+
+        config = copy.deepcopy(model.generation_config)
+        config.max_new_tokens = max_new_tokens
+        config.save_pretrained(out)
     tokenizer.save_pretrained(out)
     (out / TINY_MARKER).write_text(json.dumps(info or {}, indent=2))
     return out

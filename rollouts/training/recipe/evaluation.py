@@ -305,7 +305,32 @@ def evaluate_model(
 ) -> dict[str, Any]:
     """Held-out play of every set through ``core.Episode`` (``TextRollout`` with
     one-decision prompts), greedy unless ``temperature`` > 0; ``constrained``: every
-    reply one of the legal replies core lists (constrained decoding, an option)."""
+    reply one of the legal replies core lists (constrained decoding, an option). Each
+    set's games (:func:`held_out_games`) summarized (:func:`summarize`)."""
+    games = held_out_games(
+        model,
+        tokenizer,
+        sets,
+        max_new_tokens=max_new_tokens,
+        temperature=temperature,
+        seed=seed,
+        constrained=constrained,
+    )
+    return {name: summarize(episodes) for name, episodes in games.items()}
+
+
+def held_out_games(
+    model: Any,
+    tokenizer: Any,
+    sets: dict[str, list[Any]],
+    *,
+    max_new_tokens: int,
+    temperature: float = 0.0,
+    seed: int = 0,
+    constrained: bool = False,
+) -> dict[str, list[Any]]:
+    """The finished episodes :func:`evaluate_model` summarizes, per set, in task order
+    (a served checkpoint's games are compared with these, game by game)."""
     import torch
 
     from rollouts.training.text_rollout import TextRollout
@@ -319,7 +344,7 @@ def evaluate_model(
         for name, tasks in sets.items():
             torch.manual_seed(seed)
             played = rollout.play(model, tokenizer, tasks, config, [tokenizer.eos_token_id], 0)
-            out[name] = summarize(played.episodes)
+            out[name] = played.episodes
     finally:
         model.train(was_training)
     return out

@@ -475,7 +475,13 @@ def run_recipe(settings: RecipeSettings) -> dict[str, Any]:
     clock.mark("sft")
     record(s, model, tokenizer, "sft", "SFT", results, sets, s.sampled)
     _log(s, clock, line("sft", results["stages"]["sft"]))
-    save_tiny(model, tokenizer, out / "sft-model", {"recipe": asdict(s), "stage": "sft"})
+    save_tiny(
+        model,
+        tokenizer,
+        out / "sft-model",
+        {"recipe": asdict(s), "stage": "sft"},
+        max_new_tokens=PLANS[s.game].max_new_tokens,
+    )
     checkpoint()
 
     # 4-5. RL stages, each evaluated
@@ -483,6 +489,12 @@ def run_recipe(settings: RecipeSettings) -> dict[str, Any]:
         model = run_rl_stages(
             s, model, tokenizer, results, sets, clock, s.sampled, on_stage=checkpoint
         )
-    save_tiny(model, tokenizer, out / "model", {"recipe": asdict(s)})
+    save_tiny(
+        model,
+        tokenizer,
+        out / "model",
+        {"recipe": asdict(s)},
+        max_new_tokens=PLANS[s.game].max_new_tokens,
+    )
     checkpoint(done=True)
     return results
