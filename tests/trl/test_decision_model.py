@@ -19,11 +19,11 @@ from core.parsing import format_reply
 from core.tasks import make_tasks
 
 
-def _decision_tokenizer() -> Any:
+def _decision_tokenizer(game: str = "tictactoe") -> Any:
     from rollouts.training.tiny import DECISION_CHAT_TEMPLATE, build_tokenizer
 
     rows = []
-    for task in make_tasks(6, seed=3, game="tictactoe"):
+    for task in make_tasks(6, seed=3, game=game):
         ep = Episode(task)
         obs = ep.reset()
         rows.append(
@@ -32,11 +32,11 @@ def _decision_tokenizer() -> Any:
     return build_tokenizer(rows, 400, DECISION_CHAT_TEMPLATE)
 
 
-def _played_chats() -> list[list[dict[str, Any]]]:
+def _played_chats(game: str = "tictactoe") -> list[list[dict[str, Any]]]:
     """Whole chats as the frameworks send them (text and tool mode), mid-game."""
     chats = []
     for tools in (False, True):
-        for task in make_tasks(4, seed=11, game="tictactoe", opponent="random"):
+        for task in make_tasks(4, seed=11, game=game, opponent="random"):
             ep = Episode(task)
             ep.reset()
             for _ in range(2):
@@ -52,13 +52,18 @@ def _played_chats() -> list[list[dict[str, Any]]]:
     return chats
 
 
-def test_the_whole_chat_renders_as_the_last_observation() -> None:
+GAMES = ("tictactoe", "connect_four", "othello")
+"""Two-player games a recipe trains (a chat per game: its system prompt and observations)."""
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_the_whole_chat_renders_as_the_last_observation(game: str) -> None:
     pytest.importorskip("transformers")
     from rollouts.training.tiny import PLAIN_CHAT_TEMPLATE, is_decision_model
 
-    tok = _decision_tokenizer()
+    tok = _decision_tokenizer(game)
     assert is_decision_model(tok)
-    chats = _played_chats()
+    chats = _played_chats(game)
     assert any(m["role"] == "tool" for c in chats for m in c)  # tool mode is covered
     for messages in chats:
         last = next(m for m in reversed(messages) if m["role"] in ("user", "tool"))
@@ -78,18 +83,22 @@ def test_the_whole_chat_renders_as_the_last_observation() -> None:
     assert not is_decision_model(tok)
 
 
-def test_served_with_the_whole_chat_it_answers_as_with_the_observation(tmp_path: Path) -> None:
+@pytest.mark.parametrize("game", GAMES)
+def test_served_with_the_whole_chat_it_answers_as_with_the_observation(
+    tmp_path: Path, game: str
+) -> None:
     """The policy server's model backend: ``--context chat`` and ``--context observation``
-    give the same reply to every chat (greedy), text and tool mode."""
+    give the same reply to every chat (greedy), text and tool mode. (Whole games through a
+    framework against the recipe's own evaluation: tests/trl/test_served_back.py.)"""
     pytest.importorskip("transformers")
     from rollouts.model.transformers_backend import TransformersModel
     from rollouts.training.tiny import build_model, save_tiny
 
-    tok = _decision_tokenizer()
+    tok = _decision_tokenizer(game)
     save_tiny(build_model(tok, seed=5, hidden_size=32, intermediate_size=64), tok, tmp_path)
     by_chat = TransformersModel(tmp_path, context="chat", max_new_tokens=6)
     by_observation = TransformersModel(tmp_path, context="observation", max_new_tokens=6)
-    for messages in _played_chats():
+    for messages in _played_chats(game):
         for use_tool in (False, True):
             a = by_chat.answer(messages, use_tool)
             b = by_observation.answer(messages, use_tool)
