@@ -34,6 +34,24 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--model", default=None, help="the model name at --base-url")
     parser.add_argument("--api-key", default=None, help="default: $OPENAI_API_KEY")
+    parser.add_argument(
+        "--model-path",
+        default=None,
+        help="a trained checkpoint to offer as a model, loaded here "
+        "(the transformers backend of serve-policy --model-path)",
+    )
+    parser.add_argument(
+        "--context",
+        choices=("observation", "chat"),
+        default=None,
+        help="--model-path: the last observation alone (default; recipe models) or the whole chat",
+    )
+    parser.add_argument(
+        "--constrained-decoding",
+        action="store_true",
+        help="--model-path, an option: its replies restricted to the legal moves core lists "
+        "(its name in the Model list says so)",
+    )
     parser.add_argument("--max-sessions", type=int, default=32, help="open games at once")
     parser.add_argument(
         "--idle-timeout", type=float, default=1800.0, help="seconds before an idle game is dropped"
@@ -52,7 +70,7 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
         "--against",
         choices=("opponent", "model"),
         default="opponent",
-        help="the built-in opponent or the model (scripted --policy, or --base-url)",
+        help="the built-in opponent or the model (scripted --policy, --base-url or --model-path)",
     )
     term.add_argument(
         "--opponent",
@@ -113,14 +131,49 @@ def _policy(text: str) -> str:
 def run(args: argparse.Namespace) -> int:
     import sys
 
-    if args.base_url and not args.model:
-        print("gamebridge play: --base-url needs --model", file=sys.stderr)
+    problem = _usage_problem(args)
+    if problem is None and args.model_path:
+        from pathlib import Path
+
+        from rollouts.play.session import CheckpointModel, PlayError
+
+        if (Path(args.model_path) / "config.json").is_file():  # else the error says why
+            print(f"gamebridge play: loading the model in {args.model_path}", file=sys.stderr)
+        try:
+            args.checkpoint = CheckpointModel.load(
+                args.model_path,
+                context=args.context or "observation",
+                constrained=args.constrained_decoding,
+            )
+        except PlayError as e:
+            problem = str(e)
+    if problem is not None:
+        print(f"gamebridge play: {problem}", file=sys.stderr)
         return 2
     if args.terminal:
         from rollouts.play.terminal import run_terminal
 
         return run_terminal(args)
     return serve(args)
+
+
+def _usage_problem(args: argparse.Namespace) -> str | None:
+    """What makes no sense in the flags (one line), else None."""
+    if args.base_url and not args.model:
+        return "--base-url needs --model"
+    if args.model_path and args.base_url:
+        return "--model-path and --base-url each name the model: give one"
+    if not args.model_path:
+        for flag, given in (
+            ("--constrained-decoding", args.constrained_decoding),
+            ("--context", args.context is not None),
+        ):
+            if given:
+                return f"{flag} needs --model-path"
+        return None
+    if args.terminal and args.against != "model":
+        return "--model-path is a model to play against: add --against model"
+    return None
 
 
 def serve(args: argparse.Namespace) -> int:
@@ -136,7 +189,11 @@ def serve(args: argparse.Namespace) -> int:
     endpoint = Endpoint(args.base_url, args.model, args.api_key) if args.base_url else None
     runs = [Path(p) for p in (args.runs or ["runs"])]
     app = create_app(
-        runs=runs, endpoint=endpoint, cap=args.max_sessions, idle_seconds=args.idle_timeout
+        runs=runs,
+        endpoint=endpoint,
+        checkpoint=getattr(args, "checkpoint", None),
+        cap=args.max_sessions,
+        idle_seconds=args.idle_timeout,
     )
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -78,7 +78,7 @@ class NewSession(BaseModel):
     random_move_prob: float = Field(0.0, ge=0.0, le=1.0)
     seed: int = Field(0, ge=0, le=MAX_SEED)  # core's one seed rule (core.tasks)
     max_invalid_moves: int = Field(3, ge=0, le=50)
-    model: Literal["scripted", "endpoint"] = "scripted"
+    model: Literal["scripted", "endpoint", "checkpoint"] = "scripted"
     policy: str = Field(DEFAULT_POLICY, max_length=64)
 
 
@@ -90,11 +90,14 @@ def create_app(
     *,
     runs: list[Path] | None = None,
     endpoint: Endpoint | None = None,
+    checkpoint: Model | None = None,
     cap: int = 32,
     idle_seconds: float = 1800.0,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
 ) -> Any:
-    """The ASGI app (wrapped in the body limit)."""
+    """The ASGI app (wrapped in the body limit). ``endpoint`` (``--base-url``) and
+    ``checkpoint`` (``--model-path``: a loaded :class:`CheckpointModel`) are offered as
+    models beside the scripted policy; the one given is the page's default."""
     roots = [p.resolve() for p in (runs or [Path("runs")])]
     store = SessionStore(cap=cap, idle_seconds=idle_seconds)
     app = FastAPI(title="gamebridge play", docs_url=None, redoc_url=None, openapi_url=None)
@@ -129,11 +132,14 @@ def create_app(
         models = [{"id": "scripted", "label": "scripted policy"}]
         if endpoint is not None:
             models.append({"id": "endpoint", "label": f"{endpoint.model} at {endpoint.base_url}"})
+        if checkpoint is not None:
+            models.append({"id": "checkpoint", "label": checkpoint.name})
         return {
             "games": games,
             "opponents": list(OPPONENT_KINDS),
             "max_depth": MAX_DEPTH,
             "models": models,
+            "default_model": models[-1]["id"],
             "default_policy": DEFAULT_POLICY,
             "cap": cap,
             "idle_seconds": idle_seconds,
@@ -146,6 +152,10 @@ def create_app(
                     "no model endpoint: start gamebridge play with --base-url and --model"
                 )
             return EndpointModel(endpoint.base_url, endpoint.model, endpoint.api_key)
+        if body.model == "checkpoint":
+            if checkpoint is None:
+                raise PlayError("no checkpoint: start gamebridge play with --model-path")
+            return checkpoint
         return ScriptedModel(body.policy, body.seed)
 
     def _locked(sid: str) -> GameSession:

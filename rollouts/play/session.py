@@ -98,6 +98,44 @@ class EndpointModel:
             raise PlayError(f"the model endpoint failed: {e}", status=502) from e
 
 
+class CheckpointModel:
+    """A trained checkpoint loaded in this process (``gamebridge play --model-path``),
+    answering through the transformers backend of ``serve-policy --model-path``
+    (``rollouts.model.transformers_backend.TransformersModel``, text mode): the reply it
+    would serve, without a server. One backend for every session (it generates one
+    request at a time)."""
+
+    def __init__(self, backend: Any, name: str) -> None:
+        self.backend = backend
+        self.name = name
+
+    @classmethod
+    def load(
+        cls, path: str, *, context: str = "observation", constrained: bool = False
+    ) -> CheckpointModel:
+        """The checkpoint in ``path``, greedy; ``constrained``: replies restricted to the
+        legal moves core lists (constrained decoding, an option: its name says so). A
+        folder that holds no model is a :class:`PlayError` (one line)."""
+        try:
+            from rollouts.model.transformers_backend import ModelPathError, TransformersModel
+        except ImportError as e:  # pragma: no cover - the backend imports torch lazily
+            raise PlayError(str(e)) from e
+        try:
+            backend = TransformersModel(path, context=context, constrained=constrained)
+        except (ModelPathError, ValueError, ImportError) as e:
+            raise PlayError(str(e)) from e
+        name = f"checkpoint {path}" + (", constrained to legal moves" if constrained else "")
+        return cls(backend, name)
+
+    def reply(self, messages: list[dict[str, Any]]) -> str:
+        from rollouts.model.policy_server import RequestError
+
+        try:
+            return str(self.backend.answer(messages, False).text)
+        except RequestError as e:  # it cannot read this conversation (constrained decoding)
+            raise PlayError(f"the checkpoint cannot answer: {e}", status=502) from e
+
+
 @dataclass(frozen=True)
 class Setup:
     """What the page's form chose."""

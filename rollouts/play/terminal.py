@@ -17,6 +17,8 @@ from rollouts.play.session import GameSession, PlayError, ScriptedModel, Setup, 
 
 
 def _model(args: argparse.Namespace) -> object:
+    if getattr(args, "checkpoint", None) is not None:  # --model-path, loaded by ``run``
+        return args.checkpoint
     if args.base_url:
         from rollouts.play.session import EndpointModel
 
@@ -48,6 +50,8 @@ def play(args: argparse.Namespace, stdin: TextIO = sys.stdin, stdout: TextIO = s
         return 2
     view = session.view()
     who = view["opponent"] or "nobody (one player)"
+    if who == "you":  # against a model: the page's word for the person's side; name the model
+        who = view["model"]
     say(f"{view['game']['title']}: you play {view['game']['players'][setup.side]}, against {who}.")
     shown = 0
     while True:

@@ -540,3 +540,134 @@ def test_watch_the_model_against_itself_each_seat_from_its_own_view(game: str) -
     assert {t["who"] for t in view["turns"]} == {
         f"model ({name})" for name in make_game(game).spec.player_names
     }
+
+
+# --- a trained checkpoint as the model (--model-path) ------------------------------------
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny recipe-style checkpoint of Connect Four (untrained: the recipe's tokenizer
+    and chat template, random weights), saved as the recipe saves one."""
+    pytest.importorskip("transformers")
+    from core.tasks import make_tasks
+    from core.teacher import make_teacher
+    from rollouts.training.recipe import PLANS, decisions, play_teacher, sft_rows
+    from rollouts.training.tiny import (
+        DECISION_CHAT_TEMPLATE,
+        build_model,
+        build_tokenizer,
+        save_tiny,
+    )
+
+    games = play_teacher(make_teacher("connect_four"), make_tasks(2, seed=1, game="connect_four"))
+    rows = sft_rows(decisions(games, {"win", "draw", "loss"}), 1, 0)
+    tokenizer = build_tokenizer(rows, 300, DECISION_CHAT_TEMPLATE)
+    model = build_model(
+        tokenizer, seed=3, hidden_size=32, intermediate_size=64, num_hidden_layers=1
+    )
+    folder = tmp_path_factory.mktemp("play-checkpoint") / "c4-model"
+    return save_tiny(model, tokenizer, folder, max_new_tokens=PLANS["connect_four"].max_new_tokens)
+
+
+def _replies_as_the_backend_gives_them(trajectory: dict[str, Any], backend: Any) -> None:
+    """Each model reply of the game equals the backend's answer to the whole chat before
+    it (core's conversation of the trajectory, text mode)."""
+    from core import conversation as chat
+
+    messages = chat.messages(trajectory)
+    asked = [i for i, m in enumerate(messages) if m["role"] == "assistant"]
+    assert asked and len(asked) == len(trajectory["events"])
+    for i in asked:
+        assert messages[i]["content"] == backend.answer(messages[:i], False).text
+
+
+@pytest.mark.server
+@pytest.mark.parametrize("constrained", [True, False], ids=["constrained", "free"])
+def test_the_page_plays_a_checkpoint_as_its_backend_answers(
+    checkpoint: Path, constrained: bool
+) -> None:
+    """``gamebridge play --model-path DIR``: the page (HTTP, 127.0.0.1) offers the checkpoint
+    by its folder; a person plays it to the end and a watched game runs to the end, each
+    model reply what ``serve-policy --model-path``'s backend answers to the same chat."""
+    import httpx
+
+    from rollouts.model.transformers_backend import TransformersModel
+    from rollouts.play.app import serve_in_thread
+    from rollouts.play.session import CheckpointModel
+
+    loaded = CheckpointModel.load(str(checkpoint), constrained=constrained)
+    backend = TransformersModel(checkpoint, constrained=constrained)  # a second, its own
+    label = f"checkpoint {checkpoint}" + (", constrained to legal moves" if constrained else "")
+    rng = random.Random(4)
+    with serve_in_thread(checkpoint=loaded) as url, httpx.Client(base_url=url, timeout=60) as c:
+        config = c.get("/api/config").json()
+        assert config["models"][-1] == {"id": "checkpoint", "label": label}
+        assert config["default_model"] == "checkpoint"
+        game = {"game": "connect_four", "model": "checkpoint", "seed": 6}
+        view = c.post("/api/sessions", json={**game, "other": "model", "side": 1}).json()
+        assert view["model"] == label
+        while not view["done"]:
+            assert view["your_turn"]
+            view = c.post(
+                f"/api/sessions/{view['id']}/move", json={"move": rng.choice(view["legal_moves"])}
+            ).json()
+        played = view["trajectory"]
+        watch = c.post("/api/sessions", json={**game, "mode": "watch", "opponent": "random"}).json()
+        while not watch["done"]:
+            watch = c.post(f"/api/sessions/{watch['id']}/step").json()
+    for trajectory in (played, watch["trajectory"]):
+        _replies_as_the_backend_gives_them(trajectory, backend)
+        events = trajectory["events"]
+        if constrained:  # whole games of legal moves
+            assert (
+                all(e["error"] is None for e in events) and trajectory["termination"] != "forfeit"
+            )
+    if not constrained:  # untrained and free: it babbles until it forfeits
+        assert watch["trajectory"]["termination"] == "forfeit"
+
+
+def test_cli_play_model_path_errors_are_one_line(
+    checkpoint: Path, tmp_path: Path, capsys: Any
+) -> None:
+    from rollouts.cli import main
+
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "config.json").write_text("{")
+    cases = [
+        (["--model-path", str(tmp_path / "nothing")], "no such model folder"),
+        (["--model-path", str(tmp_path)], "not a model folder (no config.json)"),
+        (["--model-path", str(tmp_path / "broken")], "cannot load the model"),
+        (["--constrained-decoding"], "--constrained-decoding needs --model-path"),
+        (["--context", "chat"], "--context needs --model-path"),
+        (
+            [
+                "--model-path",
+                str(checkpoint),
+                "--base-url",
+                "http://127.0.0.1:9/v1",
+                "--model",
+                "m",
+            ],
+            "give one",
+        ),
+        (["--terminal", "--model-path", str(checkpoint)], "add --against model"),
+    ]
+    for args, message in cases:
+        assert main(["play", "--port", "0", *args]) == 2, args
+        err = capsys.readouterr().err.strip().splitlines()
+        assert message in err[-1] and "Traceback" not in "\n".join(err), err
+
+
+def test_terminal_plays_against_the_checkpoint(checkpoint: Path) -> None:
+    from rollouts.play.session import CheckpointModel
+    from rollouts.play.terminal import play
+
+    loaded = CheckpointModel.load(str(checkpoint), constrained=True)
+    args = _terminal_args(game="connect_four", against="model", checkpoint=loaded)
+    out = io.StringIO()
+    moves = "".join(f"{c}\n" for c in "1234567" * 4)
+    assert play(args, stdin=io.StringIO(moves), stdout=out) == 0
+    text = out.getvalue()
+    assert f"against checkpoint {checkpoint}, constrained to legal moves." in text
+    assert "model replied '<move>" in text and "Game over:" in text

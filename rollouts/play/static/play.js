@@ -508,6 +508,7 @@
       config = c;
       c.games.forEach(function (g) { $('game').appendChild(el('option', {value: g.name}, g.title)); });
       c.models.forEach(function (m) { $('model').appendChild(el('option', {value: m.id}, m.label)); });
+      if (c.default_model) { $('model').value = c.default_model; }  // the model the command line named
       $('depth').max = String(c.max_depth);
       $('policy').value = c.default_policy;
       fillSides();
