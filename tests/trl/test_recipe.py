@@ -266,6 +266,11 @@ def test_settings_checks() -> None:
     with pytest.raises(ValueError, match="sft_assistant_weight"):
         resolve(RecipeSettings(sft_assistant_weight=-1.0))
     assert resolve(RecipeSettings(game="connect_four")).exhaustive == "no"
+    othello = resolve(RecipeSettings(game="othello"))  # the plan's own RL defaults
+    assert (othello.rl_stages, othello.rl_learning_rate) == ("0.5-1", 1e-4)
+    assert (
+        resolve(RecipeSettings(game="othello", rl_stages="0-1")).rl_stages == "0-1"
+    )  # a flag wins
     weak = resolve(RecipeSettings(teacher="weak"))
     assert (weak.exhaustive, weak.hard_steps, weak.output_dir) == (
         "no",
