@@ -100,10 +100,8 @@ class EndpointModel:
 
 class CheckpointModel:
     """A trained checkpoint loaded in this process (``gamebridge play --model-path``),
-    answering through the transformers backend of ``serve-policy --model-path``
-    (``rollouts.model.transformers_backend.TransformersModel``, text mode): the reply it
-    would serve, without a server. One backend for every session (it generates one
-    request at a time)."""
+    answering through serve-policy's transformers backend (``TransformersModel``, text
+    mode): the reply it would serve, without a server; one backend for every session."""
 
     def __init__(self, backend: Any, name: str) -> None:
         self.backend = backend
