@@ -23,6 +23,7 @@ LONGEST_FIRST = (
     "tests/reliability/test_bad_requests.py",
     "tests/adapters/test_openenv_current.py",
     "tests/trl/test_recipe.py",
+    "tests/trl/test_recipe_games.py",
     "tests/trl/test_policy_model.py",
     "tests/trl/test_trl_learning.py",
     "tests/trl/test_trl_ddp.py",
