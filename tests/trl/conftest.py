@@ -3,7 +3,6 @@ thread: the machines are shared) from scripted minimax wins and draws."""
 
 from __future__ import annotations
 
-import copy
 import os
 from typing import Any
 
@@ -76,5 +75,7 @@ def tiny_weak(
 @pytest.fixture
 def tiny_copy(tiny: tuple[Any, Any]) -> tuple[Any, Any]:
     """A fresh copy of the warmed-up model (training changes it in place)."""
+    from rollouts.training.tiny import model_copy
+
     model, tokenizer = tiny
-    return copy.deepcopy(model), tokenizer
+    return model_copy(model), tokenizer

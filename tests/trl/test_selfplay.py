@@ -141,6 +141,41 @@ def test_advantages_are_normalised_per_role() -> None:
     assert all(a > 0.5 for a in mixed[:4]) and all(a < -0.5 for a in mixed[4:])
 
 
+def test_the_snapshot_computes_with_its_own_weights_under_a_trainer(tmp_path: Any) -> None:
+    """A real GRPO trainer prepares the learner (accelerate sets a ``forward`` on the
+    instance, bound to it): the snapshot must still be a separate model, unmoved when the
+    learner's weights move (``copy.deepcopy`` kept the bound ``forward``, so a deep copy
+    computed with the learner's weights and the snapshot arm played the live learner)."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("trl")
+    from rollouts.training.grpo import build_trainer, staged_settings
+    from rollouts.training.tiny import build_model
+
+    tok = _tokenizer()
+    settings = staged_settings(
+        updates=1,
+        num_groups=2,
+        max_new_tokens=8,
+        game="tictactoe",
+        num_generations=3,
+        output_dir=str(tmp_path),
+    )
+    small = {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1}
+    rollout = _rollout(tok, lambda m, o: _legal(o)[0], opponent="snapshot", games_per_group=3)
+    trainer = build_trainer(
+        settings, model=build_model(tok, **small), tokenizer=tok, rollout=rollout, progress=False
+    )
+    learner = trainer.accelerator.unwrap_model(trainer.model)
+    snapshot = rollout.refresh(learner, 0)
+    ids = torch.tensor([[1, 2, 3, 4]])
+    with torch.no_grad():
+        before = snapshot(ids).logits.clone()
+        for p in learner.parameters():
+            p.add_(1.0)
+        assert not torch.allclose(learner(ids).logits, before)
+        assert torch.equal(snapshot(ids).logits, before)
+
+
 def test_trainer_call_and_the_snapshot_refresh() -> None:
     """Against a snapshot: the learner sits in seat 0 for the pair's first games and seat 1
     for the rest, only its turns are rows, the snapshot answers the other seat, and the

@@ -4,7 +4,6 @@ baselines). See :mod:`rollouts.training.selfplay`."""
 
 from __future__ import annotations
 
-import copy
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -15,6 +14,7 @@ from core.batch_stats import training_decisions
 from core.episode import Episode
 from core.tasks import Task
 from rollouts.training.text_rollout import Played, TextRollout, _generation_config
+from rollouts.training.tiny import model_copy
 
 OPPONENTS = ("self", "snapshot")
 SELF_SEATS = "outside,outside"
@@ -89,7 +89,7 @@ class SelfPlayRollout(TextRollout):
         """The snapshot for update ``step``: a frozen copy of ``model`` taken at the first
         call and again once ``refresh_every`` updates have passed since the last copy."""
         if self.snapshot is None:
-            self.snapshot = copy.deepcopy(model)
+            self.snapshot = model_copy(model)
             self.snapshot.eval()
             self.refreshes.append(step)
         elif step - self.refreshes[-1] >= self.refresh_every:
