@@ -87,6 +87,8 @@ def test_reduced_recipe_sft_learns_to_play_and_rl_goes_beyond_it(
     text = docs.read_text()
     assert "old" not in text and "| SFT |" in text and text.endswith("after\n")
     assert "Learning curve" in text and "first / second" in text
+    # the machine the figures' floating point depends on is named beside the wall time
+    assert f"torch {saved['timing']['machine']['torch']}" in text
     # --no-progress (the default) keeps the log to the run's figures: no dataset bars
     # (``datasets`` drew a bar per tokenizing pass of every SFT and GRPO stage)
     err = capfd.readouterr().err

@@ -263,6 +263,14 @@ def answers_clause(results: dict[str, Any]) -> str:
     )
 
 
+def machine_clause(m: dict[str, str] | None) -> str:
+    """``; CPU ..., torch ..., transformers ...``: what the figures' floating point depends
+    on beyond the seed (a rerun elsewhere may differ), or nothing for an older run."""
+    if not m:
+        return ""
+    return f"; {m['cpu']}, torch {m['torch']}, transformers {m['transformers']}"
+
+
 def markdown(results: dict[str, Any]) -> str:
     """The results page: the method, timing, verdict and the tables."""
     s = results["settings"]
@@ -274,7 +282,9 @@ def markdown(results: dict[str, Any]) -> str:
         "",
         f"Wall {t['total_wall_seconds']:.0f} s with {s['threads']} torch threads on "
         f"{t['cpus']} shared cores (process CPU {t['process_cpu_seconds']:.0f} s; "
-        f"load average at the end {load.get(list(load)[-1]) if load else '-'}).",
+        f"load average at the end {load.get(list(load)[-1]) if load else '-'})"
+        + machine_clause(t.get("machine"))
+        + ".",
         "",
         *(
             []
