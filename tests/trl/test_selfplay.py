@@ -141,6 +141,16 @@ def test_advantages_are_normalised_per_role() -> None:
     assert all(a > 0.5 for a in mixed[:4]) and all(a < -0.5 for a in mixed[4:])
 
 
+def test_the_tictactoe_arms_take_the_weak_recipes_first_stage() -> None:
+    """The fixed arm is the weak recipe's RL as its first stage runs it (the recipe has two
+    stages, 0-0.25 then 0-1: ``train selfplay`` failed to start while it read one)."""
+    from rollouts.training.selfplay.arms import tictactoe_setup
+
+    g = tictactoe_setup()
+    assert (g.min_random, g.max_random) == (0.0, 0.25)
+    assert g.learning_rate == 1e-4 and g.num_groups * g.games_per_group == 256
+
+
 def test_the_snapshot_computes_with_its_own_weights_under_a_trainer(tmp_path: Any) -> None:
     """A real GRPO trainer prepares the learner (accelerate sets a ``forward`` on the
     instance, bound to it): the snapshot must still be a separate model, unmoved when the

@@ -34,11 +34,18 @@ class GameSetup:
 
 
 def tictactoe_setup() -> GameSetup:
-    """The weak recipe's RL settings (``gamebridge train recipe --teacher weak``)."""
-    from rollouts.training.recipe import PLANS, RecipeSettings, parse_stages, resolve
+    """The weak recipe's RL settings (``gamebridge train recipe --teacher weak``), its first
+    stage's opponent and learning rate (the fixed arm: mostly optimal play, 0-0.25)."""
+    from rollouts.training.recipe import (
+        PLANS,
+        RecipeSettings,
+        parse_stages,
+        resolve,
+        stage_learning_rates,
+    )
 
     s = resolve(RecipeSettings(game="tictactoe", teacher="weak", docs=""))
-    ((lo, hi),) = parse_stages(s.rl_stages)
+    lo, hi = parse_stages(s.rl_stages)[0]
     return GameSetup(
         "tictactoe",
         "minimax",
@@ -49,7 +56,7 @@ def tictactoe_setup() -> GameSetup:
         s.num_groups,
         s.num_generations,
         s.rl_decisions_per_game,
-        s.rl_learning_rate,
+        stage_learning_rates(s)[0],
         s.loss_type,
         s.epsilon_high,
         s.temperature,
