@@ -204,7 +204,8 @@ RECIPE_ARGS ?=
 train-recipe: setup-venv ## The seed's recipe on CPU: teacher, tiny model, SFT, GRPO, table into docs/trl.md (TEACHER=weak: RL beyond an imperfect teacher; QUICK=1; GAME=...).
 	$(VENV)/bin/gamebridge train recipe --game $(GAME) --teacher $(TEACHER) $(if $(QUICK),--quick,) $(RECIPE_ARGS)
 
-LEVERS_ARGS ?=
+# 50 updates a stage, as docs/trl.md's table (the recipe's 150 take about 90 minutes on 2 cores)
+LEVERS_ARGS ?= --updates 50
 train-levers: setup-venv ## Which RL settings matter: the weak recipe's SFT student under one changed lever at a time (after make train-recipe TEACHER=weak); table into docs/trl.md.
 	$(VENV)/bin/gamebridge train levers --docs docs/trl.md $(LEVERS_ARGS)
 

@@ -151,13 +151,14 @@ def run(args: argparse.Namespace) -> int:
         (out / "levers.json").write_text(json.dumps(results, indent=2))
         print(lines[-1], flush=True)
         if args.docs:
-            R.write_docs(args.docs, "levers", _intro(base, source) + text)
+            R.write_docs(args.docs, "levers", _intro(base, source, args.updates) + text)
     return 0
 
 
-def _intro(s: RecipeSettings, source: Path) -> str:
+def _intro(s: RecipeSettings, source: Path, updates: int = 0) -> str:
+    command = "gamebridge train levers" + (f" --updates {updates}" if updates else "")
     return (
-        f"`gamebridge train levers` (written by the command, {time.strftime('%Y-%m-%d')}): "
+        f"`{command}` (written by the command, {time.strftime('%Y-%m-%d')}): "
         f"copies of the SFT student in `{source}` trained by GRPO with the "
         f"recipe's RL settings ({s.num_groups * s.num_generations} games an update, stages "
         f"{s.rl_stages}, {s.rl_steps} updates each, group `{s.rl_group}`, loss "

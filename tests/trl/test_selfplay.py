@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import random
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -151,7 +152,7 @@ def test_the_tictactoe_arms_take_the_weak_recipes_first_stage() -> None:
     assert g.learning_rate == 1e-4 and g.num_groups * g.games_per_group == 256
 
 
-def test_the_snapshot_computes_with_its_own_weights_under_a_trainer(tmp_path: Any) -> None:
+def test_the_snapshot_computes_with_its_own_weights_under_a_trainer(tmp_path: Path) -> None:
     """A real GRPO trainer prepares the learner (accelerate sets a ``forward`` on the
     instance, bound to it): the snapshot must still be a separate model, unmoved when the
     learner's weights move (``copy.deepcopy`` kept the bound ``forward``, so a deep copy
