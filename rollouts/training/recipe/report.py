@@ -10,6 +10,7 @@ from typing import Any
 
 from rollouts.training.recipe.ladder import is_ladder_game, ladder_svg, ladder_table
 from rollouts.training.recipe.plan import RecipeSettings, one_player, run_name
+from rollouts.training.recipe.targets import game_verdict
 
 
 def _pct(x: float) -> str:
@@ -341,9 +342,9 @@ def verdict(results: dict[str, Any]) -> list[str]:
     stages = results["stages"]
     s = results["settings"]
     exact = {k: e["exact"] for k, e in stages.items() if e.get("exact")}
-    teacher = results["teacher"].get("exact")
+    teacher = results.get("teacher", {}).get("exact")
     if not exact or not teacher or "sft" not in exact:
-        return []
+        return game_verdict(results)
     last = list(exact)[-1]
     kind = s.get("teacher", "strong")
     goal = TARGETS[kind]
