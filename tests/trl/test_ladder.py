@@ -91,6 +91,16 @@ def test_the_recipe_evaluates_connect_four_and_othello_on_the_ladder() -> None:
         resolve(RecipeSettings(game="connect_four", ladder_games=1))
 
 
+def test_ladder_rungs_keeps_the_named_rungs_in_the_ladders_order() -> None:
+    whole = eval_sets(resolve(RecipeSettings(game="othello", ladder_games=4)))
+    s = resolve(RecipeSettings(game="othello", ladder_games=4, ladder_rungs="minimax:1, random"))
+    kept = eval_sets(s)
+    assert list(kept) == ["random", "minimax:1"]
+    assert all(kept[n] == whole[n] for n in kept)  # the same tasks as on the whole ladder
+    with pytest.raises(ValueError, match="ladder_rungs"):
+        resolve(RecipeSettings(game="othello", ladder_rungs="random,minimax:9"))
+
+
 def _results() -> dict:
     sets = ladder_sets("connect_four", 4, seed=1, opening_plies=2)
     teacher = climb(make_teacher("connect_four", depth=2), sets)

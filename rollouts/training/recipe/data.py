@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from rollouts.training.recipe.plan import PLANS, RecipeSettings, one_player
+from rollouts.training.recipe.plan import PLANS, RecipeSettings, ladder_names, one_player
 
 HELD_OUT_ANSWERS = 0.2
 """The share of Wordle's answers the recipe holds out (:func:`answer_split`)."""
@@ -78,9 +78,9 @@ def answers_of(tasks: Sequence[Any]) -> set[str]:
 
 def eval_sets(s: RecipeSettings) -> dict[str, list[Any]]:
     """The held-out tasks (their own seed, never trained on): per opponent. A two-player
-    game the recipe cannot evaluate exactly plays the ladder (``ladder_games`` a rung:
-    :func:`rollouts.training.recipe.ladder.ladder_sets`). Wordle's held-out games play
-    only held-out answers (:func:`answer_split`)."""
+    game the recipe cannot evaluate exactly plays the ladder (``ladder_games`` on each of
+    its ``ladder_rungs``: :func:`rollouts.training.recipe.ladder.ladder_sets`). Wordle's
+    held-out games play only held-out answers (:func:`answer_split`)."""
     from core.tasks import make_tasks
     from rollouts.training.recipe.ladder import is_ladder_game, ladder_sets
 
@@ -93,7 +93,7 @@ def eval_sets(s: RecipeSettings) -> dict[str, list[Any]]:
 
         return {"solve": split_tasks(s.game, "held_out", solve, s.eval_games)}
     if is_ladder_game(s.game):
-        return ladder_sets(s.game, s.ladder_games, seed, plan.opening_plies)
+        return ladder_sets(s.game, s.ladder_games, seed, plan.opening_plies, ladder_names(s))
     common = {"game": s.game, "opening_plies": plan.opening_plies, "max_random_move_prob": 0.0}
     return {
         "random": make_tasks(s.eval_games, seed=seed, opponent="random", **common),

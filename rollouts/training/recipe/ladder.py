@@ -16,6 +16,7 @@ and so does the student after every stage; Tic-Tac-Toe keeps its exact evaluatio
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 from typing import Any
@@ -62,9 +63,16 @@ def is_ladder_game(game: str) -> bool:
     return not one_player(game) and not PLANS[game].exact
 
 
-def ladder_sets(game: str, games: int, seed: int, opening_plies: int) -> dict[str, list[Any]]:
-    """Each rung's tasks: ``games`` each from one ``seed`` (task ``i`` of every rung has
-    one seed, opening and side), sides alternating, ``opening_plies`` random plies first."""
+def ladder_sets(
+    game: str,
+    games: int,
+    seed: int,
+    opening_plies: int,
+    names: Sequence[str] | None = None,
+) -> dict[str, list[Any]]:
+    """Each rung's tasks (of the rungs ``names``, default all): ``games`` each from one
+    ``seed`` (task ``i`` of every rung has one seed, opening and side), sides alternating,
+    ``opening_plies`` random plies first."""
     from core.tasks import make_tasks
 
     return {
@@ -79,6 +87,7 @@ def ladder_sets(game: str, games: int, seed: int, opening_plies: int) -> dict[st
             opening_plies=opening_plies,
         )
         for rung in rungs(game)
+        if names is None or rung.name in names
     }
 
 

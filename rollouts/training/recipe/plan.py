@@ -223,6 +223,12 @@ class RecipeSettings:
     Connect Four, Othello; ``rollouts.training.recipe.ladder``), sides alternating: the
     teacher's and every stage's (greedy, and sampled with ``sampled``). 200 games give an
     interval of about +-7 points at a 50% win rate."""
+    ladder_rungs: str = ""
+    """Comma-separated names of the ladder's rungs to play (``random,minimax:1``; empty:
+    every rung, ``rollouts.training.recipe.ladder.rungs``). Against the deeper alpha-beta
+    rungs a whole game costs the opponent's searches: the reduced Othello run of
+    ``tests/trl/test_recipe_games.py``, its games played out (constrained decoding), keeps
+    random and depth 1."""
     sampled: bool = True
     """Also evaluate sampled play (at ``eval_temperature``)."""
     eval_every: int = 0
@@ -309,6 +315,7 @@ def resolve(s: RecipeSettings) -> RecipeSettings:
         )
     if values["ladder_games"] < 2:
         raise ValueError(f"ladder_games must be >= 2 (both sides), not {values['ladder_games']!r}")
+    ladder_names(RecipeSettings(**values))
     stages = parse_stages(values["rl_stages"])
     rates = stage_learning_rates(RecipeSettings(**values))
     if len(rates) != len(stages):
@@ -333,6 +340,21 @@ def stage_learning_rates(s: RecipeSettings) -> list[float]:
     if any(r <= 0 for r in rates):
         raise ValueError(f"rl_stage_learning_rates must be > 0: {s.rl_stage_learning_rates!r}")
     return rates
+
+
+def ladder_names(s: RecipeSettings) -> tuple[str, ...] | None:
+    """The ladder's rungs ``ladder_rungs`` names, in the ladder's order (None: every rung);
+    a name the game's ladder lacks is a ``ValueError``."""
+    chosen = [n.strip() for n in s.ladder_rungs.split(",") if n.strip()]
+    if not chosen:
+        return None
+    from rollouts.training.recipe.ladder import rungs
+
+    known = [r.name for r in rungs(s.game)]
+    unknown = [n for n in chosen if n not in known]
+    if unknown:
+        raise ValueError(f"ladder_rungs: {s.game}'s ladder has {known}, not {unknown}")
+    return tuple(n for n in known if n in chosen)
 
 
 def run_name(s: RecipeSettings) -> str:
