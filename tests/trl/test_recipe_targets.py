@@ -84,6 +84,16 @@ def test_othello_pools_the_legal_moves_over_every_rung() -> None:
     assert "- no RL stage ran." in lines
 
 
+def test_a_rung_left_off_the_ladder_is_a_target_missed_and_no_figure() -> None:
+    rungs = {k: v for k, v in ladder(0.96, 0.6, 1.0, (0.5, 0.7)).items() if k != "minimax:2"}
+    lines = game_verdict(run("connect_four", {"sft": {"label": "SFT", "greedy": rungs}}))
+    assert "- wins against minimax:2: not played (`--ladder-rungs`): **missed**." in lines
+    othello = {"sft": {"label": "SFT", "greedy": ladder(0.96, 0.6, 1.0, (0.5, 0.7))}}
+    assert not any(
+        "figures with no target" in line for line in game_verdict(run("othello", othello))
+    )
+
+
 def test_wordle_reads_the_solved_rate_and_its_rl_gain() -> None:
     def solve(win: float, ci: tuple[float, float], legal: float) -> dict[str, Any]:
         return {"solve": {**summary(win, ci, legal), "mean_guesses": 4.1}}

@@ -125,12 +125,16 @@ def game_verdict(results: dict[str, Any]) -> list[str]:
         f"({legal.words()}: {_met(legal.met(sft_legal))}).",
     ]
     for target in GAME_TARGETS[game]:
+        if target.held_out and target.held_out not in end:
+            out.append(f"- {target.label}: not played (`--ladder-rungs`): **missed**.")
+            continue
         value = rate(end, target)
         out.append(
             f"- after {stages[last]['label']}: {100 * value:.1f}% {target.label} "
             f"({target.words()}: {_met(target.met(value))})."
         )
-    figures = [f"{100 * end[n]['win_rate']:.1f}% against {n}" for n in FIGURES.get(game, ())]
+    played = [n for n in FIGURES.get(game, ()) if n in end]  # ``ladder_rungs`` may drop some
+    figures = [f"{100 * end[n]['win_rate']:.1f}% against {n}" for n in played]
     if game == "wordle":
         figures.append(f"{end['solve'].get('mean_guesses') or '-'} mean guesses of solved games")
     if figures:
