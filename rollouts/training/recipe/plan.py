@@ -227,7 +227,7 @@ class RecipeSettings:
     """Comma-separated names of the ladder's rungs to play (``random,minimax:1``; empty:
     every rung, ``rollouts.training.recipe.ladder.rungs``). Against the deeper alpha-beta
     rungs a whole game costs the opponent's searches: the reduced Othello run of
-    ``tests/trl/test_recipe_games.py``, its games played out (constrained decoding), keeps
+    ``tests/trl/test_reduced_othello.py``, its games played out (constrained decoding), keeps
     random and depth 1."""
     sampled: bool = True
     """Also evaluate sampled play (at ``eval_temperature``)."""
