@@ -1,7 +1,7 @@
 """What the reduced recipe runs of Connect Four, Wordle and Othello share (one test file
 each, ``test_reduced_*.py``, so ``make test``'s two workers take them side by side): SFT
-and RL each move the figures (Othello's RL under constrained decoding, the one figure its reward pays for at
-this size being the games won).
+and RL each move the figures (Othello's RL under constrained decoding, the one figure its
+reward pays for at this size being the games won).
 
 Each test runs ``run_recipe`` whole (teacher games, SFT, a GRPO stage, the held-out
 evaluation after every stage) at one to two minutes of CPU with one torch thread, and
