@@ -10,7 +10,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from rollouts.training.recipe.plan import PLANS, RecipeSettings, ladder_names, one_player
+from rollouts.training.recipe.plan import (
+    PLANS,
+    RecipeSettings,
+    is_ladder_game,
+    ladder_names,
+    one_player,
+)
 
 HELD_OUT_ANSWERS = 0.2
 """The share of Wordle's answers the recipe holds out (:func:`answer_split`)."""
@@ -82,7 +88,7 @@ def eval_sets(s: RecipeSettings) -> dict[str, list[Any]]:
     its ``ladder_rungs``: :func:`rollouts.training.recipe.ladder.ladder_sets`). Wordle's
     held-out games play only held-out answers (:func:`answer_split`)."""
     from core.tasks import make_tasks
-    from rollouts.training.recipe.ladder import is_ladder_game, ladder_sets
+    from rollouts.training.recipe.ladder import ladder_sets
 
     plan = PLANS[s.game]
     seed = 1_000_003 + s.seed

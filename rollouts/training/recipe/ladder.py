@@ -21,8 +21,6 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
-from rollouts.training.recipe.plan import PLANS, one_player
-
 LADDER_DEPTHS = (1, 2, 3, 4)
 """The alpha-beta depths of the ladder's rungs, after the random player."""
 
@@ -56,11 +54,6 @@ def rungs(game: str) -> list[Rung]:
     if game in SEED_RUNGS:
         out.append(SEED_RUNGS[game])
     return out
-
-
-def is_ladder_game(game: str) -> bool:
-    """Whether the recipe evaluates ``game`` by the ladder: two players, not exact."""
-    return not one_player(game) and not PLANS[game].exact
 
 
 def ladder_sets(

@@ -369,6 +369,12 @@ def one_player(game: str) -> bool:
     return make_game(game).spec.num_players == 1
 
 
+def is_ladder_game(game: str) -> bool:
+    """Whether the recipe evaluates ``game`` by the ladder (``recipe.ladder``): two
+    players, not exact."""
+    return not one_player(game) and not PLANS[game].exact
+
+
 def kept_results(game: str) -> set[str]:
     """The teacher games SFT keeps (the seed's filter): won or drawn; won (solved) alone
     in a one-player game."""

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from rollouts.training.recipe.ladder import is_ladder_game, ladder_svg, ladder_table
-from rollouts.training.recipe.plan import RecipeSettings, one_player, run_name
+from rollouts.training.recipe.ladder import ladder_svg, ladder_table
+from rollouts.training.recipe.plan import RecipeSettings, is_ladder_game, one_player, run_name
 from rollouts.training.recipe.targets import game_verdict
 
 
