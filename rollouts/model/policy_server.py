@@ -56,6 +56,7 @@ from rollouts.model.openai_wire import (
     count_tokens,
 )
 from rollouts.model.responses_api import add_responses_api, responses_messages
+from rollouts.model.servers import serve_in_foreground
 
 DEFAULT_MODEL_NAME = "scripted"
 
@@ -251,9 +252,5 @@ def serve(
     sock = _bind(host, port)
     actual = sock.getsockname()[1]
     what = backend.policy if backend is not None else f"{policy}, seed {seed}"
-    print(f"policy server ({what}) at http://{host}:{actual}/v1", flush=True)
-    config = uvicorn.Config(app, log_level="info", access_log=False, lifespan="off")
-    try:
-        uvicorn.Server(config).run(sockets=[sock])
-    finally:
-        sock.close()
+    ready = f"policy server ({what}) at http://{host}:{actual}/v1"
+    serve_in_foreground(app, sock, ready, log_level="info")

@@ -46,6 +46,27 @@ LOG_VAR = "GAMEBRIDGE_SERVER_LOG"
 """Matches ``adapters._lifeline.LOG_VAR``."""
 
 
+def serve_in_foreground(app: Any, sock: socket.socket, ready: str, log_level: str) -> None:
+    """Serve ``app`` on the listening ``sock`` until Ctrl-C or SIGTERM; print ``ready``
+    once it serves, not before. The socket accepts connections as soon as it listens, so a
+    line printed then lets a person (or a test) press Ctrl-C while asyncio is still building
+    its event loop: the ``KeyboardInterrupt`` then lands outside uvicorn's signal handling,
+    and the half-built loop's ``__del__`` prints a traceback."""
+    import uvicorn
+
+    class _Server(uvicorn.Server):  # type: ignore[misc]
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets=sockets)
+            if self.started:
+                print(ready, flush=True)
+
+    config = uvicorn.Config(app, log_level=log_level, access_log=False, lifespan="off")
+    try:
+        _Server(config).run(sockets=[sock])
+    finally:
+        sock.close()
+
+
 class ServerStartError(RuntimeError):
     """The server exited or never became healthy; the message has its log tail."""
 

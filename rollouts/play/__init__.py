@@ -182,8 +182,7 @@ def serve(args: argparse.Namespace) -> int:
     import sys
     from pathlib import Path
 
-    import uvicorn
-
+    from rollouts.model.servers import serve_in_foreground
     from rollouts.play.app import Endpoint, create_app
 
     endpoint = Endpoint(args.base_url, args.model, args.api_key) if args.base_url else None
@@ -211,10 +210,5 @@ def serve(args: argparse.Namespace) -> int:
         return 2
     sock.listen(128)
     port = sock.getsockname()[1]
-    print(f"gamebridge play: http://{args.host}:{port}/", flush=True)
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
-    try:
-        uvicorn.Server(config).run(sockets=[sock])
-    finally:
-        sock.close()
+    serve_in_foreground(app, sock, f"gamebridge play: http://{args.host}:{port}/", "warning")
     return 0
