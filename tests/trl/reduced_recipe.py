@@ -28,23 +28,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-
-def pooled(per_set: dict[str, Any], rate: str) -> float:
-    """``rate`` (a share of replies) over every held-out set's replies together (the
-    ladder's rungs, or Wordle's one set)."""
-    replies = sum(e["replies"] for e in per_set.values())
-    count = sum(round(e[rate] * e["replies"]) for e in per_set.values())
-    return count / max(replies, 1)
+from rollouts.training.recipe.ladder import pooled_rate
 
 
 def legal_rate(per_set: dict[str, Any]) -> float:
     """The legal-move rate over every held-out set's replies together."""
-    return pooled(per_set, "legal_move_rate")
+    return pooled_rate(per_set, "legal_move_rate")
 
 
 def format_rate(per_set: dict[str, Any]) -> float:
     """The well-formed-reply rate over every held-out set's replies together."""
-    return pooled(per_set, "format_rate")
+    return pooled_rate(per_set, "format_rate")
 
 
 def reduced_run(tmp_path: Path, **settings: Any) -> dict[str, Any]:

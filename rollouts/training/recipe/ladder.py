@@ -109,6 +109,14 @@ def ladder_rows(results: dict[str, Any], decoding: str) -> list[tuple[str, dict[
     return rows
 
 
+def pooled_rate(per_set: dict[str, Any], key: str) -> float:
+    """``key`` (a share of replies: ``legal_move_rate``, ``format_rate``) over every
+    held-out set's replies together: the ladder's rungs, or Wordle's one set."""
+    replies = sum(e["replies"] for e in per_set.values())
+    count = sum(round(e[key] * e["replies"]) for e in per_set.values())
+    return count / max(replies, 1)
+
+
 def ladder_table(results: dict[str, Any], decoding: str) -> list[str]:
     """The ladder as Markdown: a row per player, a column per rung (W/D/L % and the win
     rate with its 95% interval), legal moves; then the wins of each side."""
@@ -122,9 +130,8 @@ def ladder_table(results: dict[str, Any], decoding: str) -> list[str]:
     head = ["player", *(f"vs {n} W/D/L %, win [95% CI]" for n in names), legal_head]
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for label, per in rows:
-        replies = sum(per[n]["replies"] for n in names)
-        legal = sum(round(per[n]["legal_move_rate"] * per[n]["replies"]) for n in names)
-        cells = [label, *(_cell(per[n]) for n in names), f"{legal / max(replies, 1):.3f}"]
+        legal = pooled_rate({n: per[n] for n in names}, "legal_move_rate")
+        cells = [label, *(_cell(per[n]) for n in names), f"{legal:.3f}"]
         out.append("| " + " | ".join(cells) + " |")
     out += [
         "",

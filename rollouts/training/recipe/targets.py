@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from rollouts.training.recipe.ladder import pooled_rate
+
 
 @dataclass(frozen=True)
 class Target:
@@ -68,9 +70,7 @@ def rate(per_set: dict[str, Any], target: Target) -> float:
     replies when the target names none, as the table's legal-moves column)."""
     if target.held_out:
         return float(per_set[target.held_out][target.key])
-    replies = sum(e["replies"] for e in per_set.values())
-    count = sum(round(e[target.key] * e["replies"]) for e in per_set.values())
-    return count / max(replies, 1)
+    return pooled_rate(per_set, target.key)
 
 
 def _met(ok: bool) -> str:
