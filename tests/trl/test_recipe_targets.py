@@ -109,6 +109,33 @@ def test_wordle_reads_the_solved_rate_and_its_rl_gain() -> None:
     assert any(line.startswith("- RL on the solved rate: 7.0%") for line in lines)
 
 
+def test_a_legal_rate_under_constrained_decoding_is_the_constraints() -> None:
+    """``--constrained-decoding`` makes every reply legal: the reading says whose rate it is
+    (the issue allows the option, labelled as such); the other targets read as before."""
+
+    def solve(win: float, ci: tuple[float, float]) -> dict[str, Any]:
+        return {"solve": {**summary(win, ci, 1.0), "mean_guesses": 4.1}}
+
+    stages = {
+        "sft": {"label": "SFT", "greedy": solve(0.30, (0.25, 0.35))},
+        "rl1": {"label": "RL1", "greedy": solve(0.40, (0.36, 0.45))},
+    }
+    results = run("wordle", stages)
+    results["settings"]["constrained_decoding"] = True
+    lines = game_verdict(results)
+    assert lines[0].startswith("**Read against the targets** (greedy, constrained to legal")
+    assert (
+        "- SFT: 100.0% legal moves before RL "
+        "(at least 99.5%: met only by constrained decoding, an option)."
+    ) in lines
+    assert (
+        "- after RL1: 100.0% legal guesses (at least 99%: met only by constrained decoding, "
+        "an option)."
+    ) in lines
+    assert "- after RL1: 40.0% solved within six guesses (at least 60%: **missed**)." in lines
+    assert "raised, the 95% intervals apart" in lines[-3]
+
+
 def test_other_games_have_no_such_verdict() -> None:
     assert set(GAME_TARGETS) == {"connect_four", "othello", "wordle"}
     assert game_verdict(run("nim", {"sft": {"label": "SFT", "greedy": {}}})) == []

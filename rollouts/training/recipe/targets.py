@@ -73,6 +73,13 @@ def rate(per_set: dict[str, Any], target: Target) -> float:
     return pooled_rate(per_set, target.key)
 
 
+def _verdict(target: Target, value: float, constrained: bool) -> str:
+    """Met or missed; a legal-move rate under constrained decoding is the constraint's."""
+    if constrained and target.key == "legal_move_rate":
+        return f"{_met(target.met(value))} only by constrained decoding, an option"
+    return _met(target.met(value))
+
+
 def _met(ok: bool) -> str:
     return "met" if ok else "**missed**"
 
@@ -116,13 +123,15 @@ def game_verdict(results: dict[str, Any]) -> list[str]:
         return []
     last = list(stages)[-1]
     end = stages[last]["greedy"]
+    constrained = bool(results["settings"].get("constrained_decoding"))
     legal = Target("legal moves", "", "legal_move_rate", LEGAL_BEFORE_RL)
     sft_legal = rate(stages["sft"]["greedy"], legal)
+    decoding = "greedy, constrained to legal moves" if constrained else "greedy"
     out = [
-        "**Read against the targets** (greedy, held-out, both sides; written by the command):",
+        f"**Read against the targets** ({decoding}, held-out, both sides; written by the command):",
         "",
         f"- SFT: {100 * sft_legal:.1f}% legal moves before RL "
-        f"({legal.words()}: {_met(legal.met(sft_legal))}).",
+        f"({legal.words()}: {_verdict(legal, sft_legal, constrained)}).",
     ]
     for target in GAME_TARGETS[game]:
         if target.held_out and target.held_out not in end:
@@ -131,7 +140,7 @@ def game_verdict(results: dict[str, Any]) -> list[str]:
         value = rate(end, target)
         out.append(
             f"- after {stages[last]['label']}: {100 * value:.1f}% {target.label} "
-            f"({target.words()}: {_met(target.met(value))})."
+            f"({target.words()}: {_verdict(target, value, constrained)})."
         )
     played = [n for n in FIGURES.get(game, ()) if n in end]  # ``ladder_rungs`` may drop some
     figures = [f"{100 * end[n]['win_rate']:.1f}% against {n}" for n in played]
