@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from rollouts.training.recipe.ladder import ladder_svg, ladder_table
+from rollouts.training.recipe.ladder import ladder_svg, ladder_table, pooled_rate
 from rollouts.training.recipe.plan import RecipeSettings, is_ladder_game, one_player, run_name
 from rollouts.training.recipe.targets import game_verdict
 
@@ -37,7 +37,6 @@ def stage_table(results: dict[str, Any], decoding: str, keys: Sequence[str]) -> 
 
     def cells(label: str, per_set: dict[str, Any]) -> str:
         c = [label]
-        replies = legal = formed = 0
         for name in sets:
             e = per_set[name]
             if name == "solve":
@@ -52,10 +51,8 @@ def stage_table(results: dict[str, Any], decoding: str, keys: Sequence[str]) -> 
                     f"{e['win_rate']:.3f} {_ci(e['win_ci'])}",
                     f"{e['non_loss_rate']:.3f} {_ci(e['non_loss_ci'])}",
                 ]
-            replies += e["replies"]
-            legal += round(e["legal_move_rate"] * e["replies"])
-            formed += round(e["format_rate"] * e["replies"])
-        c += [f"{legal / max(replies, 1):.3f}", f"{formed / max(replies, 1):.3f}"]
+        played = {name: per_set[name] for name in sets}
+        c += [f"{pooled_rate(played, key):.3f}" for key in ("legal_move_rate", "format_rate")]
         return "| " + " | ".join(c) + " |"
 
     if decoding == "greedy" and "teacher" in results:
